@@ -1,0 +1,74 @@
+/// The mutable state of one ``DependencyContainer``, always accessed under its lock.
+struct ContainerState {
+    /// The key-value storage of the original API.
+    var values: [String: any Sendable] = [:]
+    /// Replacement factories, each an `Override<Value>` for its key's value type.
+    var overrides: [ProviderKey: AnyObject] = [:]
+    /// Cached and in-flight instances of singleton and shared providers.
+    var instances: [ProviderKey: CachedInstance] = [:]
+    /// For each key, the keys whose construction resolved it in this container.
+    var dependents: [ProviderKey: Set<ProviderKey>] = [:]
+    /// Bumped by every invalidation; a construction that started before a bump is not cached.
+    var epoch: UInt64 = 0
+    /// Children, to drop what they cached when an override of this container changes.
+    var children: [WeakContainer] = []
+
+    /// Notes that the construction of `dependent` used `dependency`.
+    mutating func record(_ dependency: ProviderKey, usedBy dependent: ProviderKey) {
+        if dependency == dependent { return }
+        dependents[dependency, default: []].insert(dependent)
+    }
+
+    /// Drops `keys` and, transitively, every cached instance built from them.
+    mutating func invalidate(_ keys: [ProviderKey]) {
+        var pending = keys
+        var visited = Set<ProviderKey>()
+        while let key = pending.popLast() {
+            guard visited.insert(key).inserted else { continue }
+            instances[key] = nil
+            if let users = dependents.removeValue(forKey: key) {
+                pending.append(contentsOf: users)
+            }
+        }
+        epoch &+= 1
+    }
+
+    var liveChildren: [DependencyContainer] {
+        children.compactMap(\.container)
+    }
+}
+
+/// What a container remembers for a key.
+enum CachedInstance {
+    /// A singleton: a `Box<Value>`.
+    case strong(AnyObject)
+    /// A shared instance, held weakly: the instance itself.
+    case weak(WeakObject)
+    /// A construction in flight on some thread; others wait for it.
+    case building(Construction)
+}
+
+/// A weak reference to a shared instance.
+final class WeakObject {
+    weak var object: AnyObject?
+    init(_ object: AnyObject) { self.object = object }
+}
+
+/// A value boxed so that it can be stored as `AnyObject` and read back without a
+/// dynamic cast: the key of every cache entry includes the value type.
+@usableFromInline
+final class Box<Value>: @unchecked Sendable {
+    // @unchecked: immutable after init; singletons and shared values are `Sendable`.
+    @usableFromInline let value: Value
+    @usableFromInline init(_ value: Value) { self.value = value }
+
+    /// The value as a class instance, for weak references.
+    var object: AnyObject { value as AnyObject }
+}
+
+/// A replacement factory installed by ``DependencyContainer/override(_:_:)``.
+@usableFromInline
+final class Override<Value>: Sendable {
+    @usableFromInline let make: @Sendable () -> Value
+    init(_ make: @escaping @Sendable () -> Value) { self.make = make }
+}

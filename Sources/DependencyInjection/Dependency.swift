@@ -1,0 +1,82 @@
+/// A property that resolves a dependency from a container the first time it is read.
+///
+/// ```swift
+/// final class FeedViewModel {
+///     @Dependency(\.feedLoader) var loader     // a Provider: yields the service
+///     @Dependency(\.baseURL) var baseURL       // a plain property: yields its value
+/// }
+/// ```
+///
+/// The container is chosen when the owning object is created: ``DependencyContainer/main``
+/// at that moment, which inside ``DependencyContainer/withMain(_:_:)`` is that call's
+/// container. The value is resolved on first access and then kept. Reading the property
+/// from many threads at once is safe: the dependency is resolved once and every reader
+/// sees the same value.
+///
+/// A class whose only mutable state is `@Dependency` properties may be declared
+/// `@unchecked Sendable`: the wrapper's storage is guarded by its own lock. (Swift
+/// stores every property wrapper in a `var`, so a plain `Sendable` class cannot hold one.)
+///
+/// The projected value switches the container or forgets the value:
+///
+/// ```swift
+/// viewModel.$loader.container = .mocks   // resolve from `mocks` next time
+/// viewModel.$loader.reset()              // resolve again on next access
+/// ```
+@propertyWrapper
+public struct Dependency<Value> {
+    @usableFromInline let storage: DependencyStorage<Value>
+
+    /// Injects a plain registration: a computed property of any type.
+    ///
+    /// - Parameters:
+    ///   - keyPath: The registration, such as `\.baseURL`.
+    ///   - container: Where to resolve it; ``DependencyContainer/main`` as it is now.
+    @_disfavoredOverload
+    public init(
+        _ keyPath: KeyPath<DependencyContainer, Value>,
+        container: DependencyContainer = .main
+    ) {
+        storage = DependencyStorage(container: container, label: "\(keyPath)") { $0[keyPath: keyPath] }
+    }
+
+    /// Injects the service of a ``Provider`` registration.
+    ///
+    /// - Parameters:
+    ///   - keyPath: The registration, such as `\.httpClient`.
+    ///   - container: Where to resolve it; ``DependencyContainer/main`` as it is now.
+    public init(
+        _ keyPath: KeyPath<DependencyContainer, Provider<Value>>,
+        container: DependencyContainer = .main
+    ) {
+        storage = DependencyStorage(container: container, label: "\(keyPath)") { $0[keyPath: keyPath]() }
+    }
+
+    /// The dependency, resolved on first access.
+    ///
+    /// Setting it replaces the value for this property only, until ``reset()``.
+    @inlinable
+    public var wrappedValue: Value {
+        get { storage.value }
+        nonmutating set { storage.replace(with: newValue) }
+    }
+
+    /// The property wrapper itself, to reach ``container`` and ``reset()`` through `$name`.
+    public var projectedValue: Dependency<Value> { self }
+
+    /// The container the property resolves from.
+    ///
+    /// Setting it forgets the current value, so the next access resolves from the new
+    /// container.
+    public var container: DependencyContainer {
+        get { storage.container }
+        nonmutating set { storage.switchContainer(to: newValue) }
+    }
+
+    /// Forgets the resolved value, so the next access resolves again.
+    public func reset() {
+        storage.reset()
+    }
+}
+
+extension Dependency: Sendable where Value: Sendable {}

@@ -1,0 +1,91 @@
+extension DependencyContainer {
+    /// The container of the app as it runs.
+    public static let `default` = DependencyContainer()
+
+    /// A container whose ``isMocked`` is `true`, for tests and previews.
+    public static let mocks = DependencyContainer(isMocked: true)
+
+    private static let globalMain = Protected(DependencyContainer.default)
+
+    @TaskLocal static var scopedMain: DependencyContainer?
+
+    /// The container that ``Dependency`` uses when none is given.
+    ///
+    /// It starts as ``default``. Setting it switches every later resolution in the
+    /// process, from any thread, which is how the original API switches to mocks:
+    ///
+    /// ```swift
+    /// DependencyContainer.main = .mocks
+    /// ```
+    ///
+    /// Inside ``withMain(_:_:)`` reading `main` returns that call's container instead,
+    /// for the current task and its child tasks only; setting `main` there still sets
+    /// the process-wide value.
+    public static var main: DependencyContainer {
+        get { scopedMain ?? globalMain.value }
+        set { globalMain.value = newValue }
+    }
+
+    /// Runs `operation` with `container` as ``main`` for the current task and the
+    /// child tasks it creates, and for nothing else.
+    ///
+    /// Unlike assigning ``main``, this switch cannot leak into code that runs at the
+    /// same time, which is what parallel tests need:
+    ///
+    /// ```swift
+    /// let world = DependencyContainer(parent: .mocks)
+    /// DependencyContainer.withMain(world) {
+    ///     let model = FeedViewModel()   // its @Dependency properties use `world`
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - container: The container to use as ``main``.
+    ///   - operation: The code to run.
+    /// - Returns: What `operation` returns.
+    public static func withMain<Result>(
+        _ container: DependencyContainer,
+        _ operation: () throws -> Result
+    ) rethrows -> Result {
+        try $scopedMain.withValue(container, operation: operation)
+    }
+
+    /// Runs the asynchronous `operation` with `container` as ``main`` for the current
+    /// task and the child tasks it creates, and for nothing else.
+    ///
+    /// ```swift
+    /// await DependencyContainer.withMain(world) {
+    ///     await model.load()
+    /// }
+    /// ```
+    ///
+    /// Detached tasks (`Task.detached`) do not inherit task-local values, so they see
+    /// the process-wide ``main``.
+    ///
+    /// - Parameters:
+    ///   - container: The container to use as ``main``.
+    ///   - isolation: The actor the operation runs on; inferred from the caller.
+    ///   - operation: The code to run.
+    /// - Returns: What `operation` returns.
+    public static func withMain<Result>(
+        _ container: DependencyContainer,
+        isolation: isolated (any Actor)? = #isolation,
+        _ operation: () async throws -> Result
+    ) async rethrows -> Result {
+        try await $scopedMain.withValue(container, operation: operation, isolation: isolation)
+    }
+}
+
+/// A value guarded by its own lock.
+final class Protected<Value>: @unchecked Sendable {
+    // @unchecked: `stored` is only accessed while holding `lock`.
+    private let lock = Lock()
+    private var stored: Value
+
+    init(_ value: Value) { stored = value }
+
+    var value: Value {
+        get { lock.withLock { stored } }
+        set { lock.withLock { stored = newValue } }
+    }
+}

@@ -1,0 +1,89 @@
+extension DependencyContainer {
+    /// Replaces a registration in this container (and the children that do not
+    /// override it themselves).
+    ///
+    /// The replacement keeps the registration's scope: an overridden singleton is
+    /// built once from `make`. Every dependency resolved through the provider afterwards
+    /// sees the replacement, and anything this container had cached that was built
+    /// from the old registration is dropped, so no stale instance is served:
+    ///
+    /// ```swift
+    /// DependencyContainer.mocks.override(\.httpClient) { StubHTTPClient() }
+    /// let loader = DependencyContainer.mocks.feedLoader()   // built with the stub
+    /// ```
+    ///
+    /// Parameterized registrations are overridden one argument at a time:
+    /// `override(\.[session: "42"]) { … }`.
+    ///
+    /// - Parameters:
+    ///   - keyPath: The provider to replace.
+    ///   - make: Builds the replacement. It may be called from any thread.
+    public func override<Value>(
+        _ keyPath: KeyPath<DependencyContainer, Provider<Value>>,
+        _ make: @escaping @Sendable () -> Value
+    ) {
+        let key = self[keyPath: keyPath].key
+        let children = lock.withLock {
+            state.overrides[key] = Override(make)
+            state.invalidate([key])
+            return state.liveChildren
+        }
+        for child in children { child.invalidate([key]) }
+    }
+
+    /// Drops every cached instance and every override of this container.
+    ///
+    /// Stored values are kept (use ``removeAll()`` for those). The next resolution of
+    /// each singleton builds it again from its registration. Children drop what they
+    /// built from this container's overrides.
+    public func reset() {
+        let (removed, children) = lock.withLock {
+            let removed = Array(state.overrides.keys)
+            state.overrides.removeAll()
+            state.instances.removeAll()
+            state.dependents.removeAll()
+            state.epoch &+= 1
+            return (removed, state.liveChildren)
+        }
+        for child in children { child.invalidate(removed) }
+    }
+
+    /// Drops the cached instance and the override of one registration, and everything
+    /// this container built from it.
+    ///
+    /// ```swift
+    /// DependencyContainer.mocks.reset(\.httpClient)
+    /// ```
+    ///
+    /// - Parameter keyPath: The provider to reset.
+    public func reset<Value>(_ keyPath: KeyPath<DependencyContainer, Provider<Value>>) {
+        let key = self[keyPath: keyPath].key
+        let children = lock.withLock {
+            state.overrides[key] = nil
+            state.invalidate([key])
+            return state.liveChildren
+        }
+        for child in children { child.invalidate([key]) }
+    }
+
+    /// Drops `keys` and what was built from them here and in every descendant.
+    func invalidate(_ keys: [ProviderKey]) {
+        let children = lock.withLock {
+            state.invalidate(keys)
+            return state.liveChildren
+        }
+        for child in children { child.invalidate(keys) }
+    }
+
+    /// The override for `provider` in this container or the nearest parent that has one.
+    func overrideFactory<Value>(for provider: Provider<Value>) -> (() -> Value)? {
+        var container: DependencyContainer? = self
+        while let current = container {
+            if let found = current.lock.withLock({ current.state.overrides[provider.key] }) {
+                return unsafeDowncast(found, to: Override<Value>.self).make
+            }
+            container = current.parent
+        }
+        return nil
+    }
+}

@@ -1,0 +1,171 @@
+extension DependencyContainer {
+    /// A provider that builds a new instance on every resolution.
+    ///
+    /// Use it for objects with their own state per use site, such as view models or
+    /// requests:
+    ///
+    /// ```swift
+    /// var feedLoader: Provider<any FeedLoader> {
+    ///     factory { RemoteFeedLoader(url: self.baseURL, client: self.httpClient()) }
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - name: The registration's name in messages; the property's name by default.
+    ///   - fileID: Part of the registration's identity; leave the default.
+    ///   - line: Part of the registration's identity; leave the default.
+    ///   - column: Part of the registration's identity; leave the default.
+    ///   - make: Builds an instance. It runs without any container lock held and may
+    ///     resolve other dependencies through `self`.
+    /// - Returns: A provider of the property's declared type.
+    @inlinable
+    public func factory<Value>(
+        name: StaticString = #function,
+        fileID: StaticString = #fileID,
+        line: UInt = #line,
+        column: UInt = #column,
+        _ make: @escaping () -> Value
+    ) -> Provider<Value> {
+        Provider(
+            container: self,
+            key: ProviderKey(file: fileID, line: line, column: column, type: Value.self, argument: nil),
+            name: name, scope: .factory, make: make)
+    }
+
+    /// A provider whose instance is built once per container and then reused.
+    ///
+    /// Many threads may ask at once: the instance is still built exactly once, and the
+    /// others wait for it. It lives until ``reset()`` or an override of it or of
+    /// something it was built from. A child container builds its own.
+    ///
+    /// ```swift
+    /// var httpClient: Provider<any HTTPClient> { singleton { URLSessionHTTPClient() } }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - name: The registration's name in messages; the property's name by default.
+    ///   - fileID: Part of the registration's identity; leave the default.
+    ///   - line: Part of the registration's identity; leave the default.
+    ///   - column: Part of the registration's identity; leave the default.
+    ///   - make: Builds the instance. It runs without any container lock held.
+    /// - Returns: A provider of the property's declared type.
+    @inlinable
+    public func singleton<Value: Sendable>(
+        name: StaticString = #function,
+        fileID: StaticString = #fileID,
+        line: UInt = #line,
+        column: UInt = #column,
+        _ make: @escaping () -> Value
+    ) -> Provider<Value> {
+        Provider(
+            container: self,
+            key: ProviderKey(file: fileID, line: line, column: column, type: Value.self, argument: nil),
+            name: name, scope: .singleton, make: make)
+    }
+
+    /// A provider of one instance per distinct argument, kept like a singleton.
+    ///
+    /// Declare it in a subscript so each argument gets its own instance:
+    ///
+    /// ```swift
+    /// subscript(session id: User.ID) -> Provider<UserSession> {
+    ///     singleton(id) { UserSession(id: id) }
+    /// }
+    /// let session = DependencyContainer.main[session: "42"]()
+    /// ```
+    ///
+    /// Arguments are told apart by their full `Hashable` equality, so two arguments
+    /// whose hash values collide still get two instances.
+    ///
+    /// - Parameters:
+    ///   - argument: The value that identifies the instance.
+    ///   - name: The registration's name in messages; the subscript's name by default.
+    ///   - fileID: Part of the registration's identity; leave the default.
+    ///   - line: Part of the registration's identity; leave the default.
+    ///   - column: Part of the registration's identity; leave the default.
+    ///   - make: Builds the instance for `argument`.
+    /// - Returns: A provider of the subscript's declared type.
+    @inlinable
+    public func singleton<Value: Sendable, Argument: Hashable & Sendable>(
+        _ argument: Argument,
+        name: StaticString = #function,
+        fileID: StaticString = #fileID,
+        line: UInt = #line,
+        column: UInt = #column,
+        _ make: @escaping () -> Value
+    ) -> Provider<Value> {
+        Provider(
+            container: self,
+            key: ProviderKey(
+                file: fileID, line: line, column: column, type: Value.self,
+                argument: AnyHashable(argument)),
+            name: name, scope: .singleton, make: make)
+    }
+
+    /// A provider whose instance is reused while something else holds it.
+    ///
+    /// The container keeps only a weak reference, so the instance goes away with its
+    /// last user and the next resolution builds a fresh one. Use it for caches and other
+    /// expensive objects that should not outlive the screens that use them:
+    ///
+    /// ```swift
+    /// var imageCache: Provider<ImageCache> { shared { ImageCache() } }
+    /// ```
+    ///
+    /// > Important: Only class instances can be held weakly. A value type resolved
+    /// > through `shared` is built anew each time, as with ``factory(name:fileID:line:column:_:)``.
+    ///
+    /// - Parameters:
+    ///   - name: The registration's name in messages; the property's name by default.
+    ///   - fileID: Part of the registration's identity; leave the default.
+    ///   - line: Part of the registration's identity; leave the default.
+    ///   - column: Part of the registration's identity; leave the default.
+    ///   - make: Builds the instance.
+    /// - Returns: A provider of the property's declared type.
+    @inlinable
+    public func shared<Value: Sendable>(
+        name: StaticString = #function,
+        fileID: StaticString = #fileID,
+        line: UInt = #line,
+        column: UInt = #column,
+        _ make: @escaping () -> Value
+    ) -> Provider<Value> {
+        Provider(
+            container: self,
+            key: ProviderKey(file: fileID, line: line, column: column, type: Value.self, argument: nil),
+            name: name, scope: .shared, make: make)
+    }
+
+    /// A provider of one weakly held instance per distinct argument.
+    ///
+    /// ```swift
+    /// subscript(thumbnails size: Int) -> Provider<ThumbnailCache> {
+    ///     shared(size) { ThumbnailCache(size: size) }
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - argument: The value that identifies the instance.
+    ///   - name: The registration's name in messages; the subscript's name by default.
+    ///   - fileID: Part of the registration's identity; leave the default.
+    ///   - line: Part of the registration's identity; leave the default.
+    ///   - column: Part of the registration's identity; leave the default.
+    ///   - make: Builds the instance for `argument`.
+    /// - Returns: A provider of the subscript's declared type.
+    @inlinable
+    public func shared<Value: Sendable, Argument: Hashable & Sendable>(
+        _ argument: Argument,
+        name: StaticString = #function,
+        fileID: StaticString = #fileID,
+        line: UInt = #line,
+        column: UInt = #column,
+        _ make: @escaping () -> Value
+    ) -> Provider<Value> {
+        Provider(
+            container: self,
+            key: ProviderKey(
+                file: fileID, line: line, column: column, type: Value.self,
+                argument: AnyHashable(argument)),
+            name: name, scope: .shared, make: make)
+    }
+}

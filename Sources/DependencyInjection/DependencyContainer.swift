@@ -1,0 +1,92 @@
+/// The place where an app registers its dependencies and resolves them.
+///
+/// Registration is an extension with a computed property. A dependency that has no
+/// property does not compile, so a missing registration is found by the compiler, not by
+/// a crash at launch:
+///
+/// ```swift
+/// extension DependencyContainer {
+///     var baseURL: String { isMocked ? "http://localhost:8080" : "https://api.example.com" }
+///     var httpClient: Provider<any HTTPClient> { singleton { URLSessionHTTPClient() } }
+/// }
+///
+/// let client = DependencyContainer.main.httpClient()
+/// ```
+///
+/// A container also keeps a key-value storage, cached instances of its providers and the
+/// overrides that tests install. Every piece of that mutable state is guarded by one lock
+/// per container, and no lock is held while a factory (user code) runs, so a container is
+/// safe to share between threads and tasks.
+public final class DependencyContainer: @unchecked Sendable {
+    // @unchecked Sendable: all mutable state lives in `state` and is only touched while
+    // holding `lock`; `isMocked` and `parent` are immutable.
+
+    /// Whether this container serves test doubles.
+    ///
+    /// Registrations branch on it to pick mocks, as in
+    /// `var loginService: any LoginService { isMocked ? MockLoginService() : LoginService() }`.
+    /// It is a property of the container, not a stored value: ``removeAll()`` leaves it
+    /// as it is. A child container inherits it from its parent.
+    public let isMocked: Bool
+
+    /// The container this one falls back to for stored values and overrides, if any.
+    public let parent: DependencyContainer?
+
+    @usableFromInline
+    let lock = Lock()
+
+    /// Everything mutable, guarded by `lock`.
+    var state = ContainerState()
+
+    /// Creates an empty container.
+    ///
+    /// Create your own containers for previews or special builds and switch to them
+    /// with ``main`` or ``withMain(_:_:)``:
+    ///
+    /// ```swift
+    /// extension DependencyContainer {
+    ///     static let preview = DependencyContainer(isMocked: true)
+    /// }
+    /// ```
+    ///
+    /// - Parameter isMocked: Whether registrations should serve their test doubles.
+    public init(isMocked: Bool = false) {
+        self.isMocked = isMocked
+        self.parent = nil
+    }
+
+    /// Creates a child container: an isolated world layered over `parent`.
+    ///
+    /// The child reads its parent's stored values and overrides (its own first) and
+    /// inherits ``isMocked``, but builds and caches its own instances. Nothing it
+    /// stores, overrides or caches reaches the parent, which makes a child the natural
+    /// scope for one test or one signed-in user:
+    ///
+    /// ```swift
+    /// let testWorld = DependencyContainer(parent: .mocks)
+    /// testWorld.override(\.httpClient) { StubHTTPClient() }
+    /// ```
+    ///
+    /// An override or reset in the parent also drops what the child cached from the
+    /// overridden dependency, so the child never serves a stale instance.
+    ///
+    /// - Parameter parent: The container to layer over.
+    public init(parent: DependencyContainer) {
+        self.isMocked = parent.isMocked
+        self.parent = parent
+        parent.adopt(self)
+    }
+
+    private func adopt(_ child: DependencyContainer) {
+        lock.withLock {
+            state.children.removeAll { $0.container == nil }
+            state.children.append(WeakContainer(child))
+        }
+    }
+}
+
+/// A weak reference to a child container, so that a parent never keeps children alive.
+struct WeakContainer {
+    weak var container: DependencyContainer?
+    init(_ container: DependencyContainer) { self.container = container }
+}

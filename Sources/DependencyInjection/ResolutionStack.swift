@@ -1,0 +1,87 @@
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The constructions running on one thread, innermost last.
+///
+/// Factories run synchronously on the thread that resolves them, so a thread-local stack
+/// sees every nested construction. It serves three purposes: it detects construction
+/// cycles and names them; it tells a container which construction used a dependency, so
+/// that overriding the dependency drops what was built from it; and its identity is the
+/// owner of an in-flight singleton, so that waiting on one's own construction is caught.
+final class ResolutionStack {
+    struct Frame {
+        let container: ObjectIdentifier
+        let key: ProviderKey
+        let name: StaticString
+    }
+
+    private(set) var frames: [Frame] = []
+
+    /// The innermost construction running on this thread, if any.
+    var top: Frame? { frames.last }
+
+    /// Pushes a construction, stopping the process if it is already running on this thread.
+    func enter(_ container: DependencyContainer, _ key: ProviderKey, _ name: StaticString) {
+        let id = ObjectIdentifier(container)
+        if let start = frames.firstIndex(where: { $0.container == id && $0.key == key }) {
+            CycleReport.stop(chain: frames[start...].map(\.name) + [name])
+        }
+        frames.append(Frame(container: id, key: key, name: name))
+    }
+
+    func leave() {
+        frames.removeLast()
+    }
+
+    /// The names from the frame building `key` in `container` to the innermost one.
+    func names(from container: ObjectIdentifier, _ key: ProviderKey) -> [StaticString] {
+        guard let start = frames.firstIndex(where: { $0.container == container && $0.key == key })
+        else { return [] }
+        return frames[start...].map(\.name)
+    }
+
+    // MARK: - Thread-local storage
+
+    private static let threadKey: pthread_key_t = {
+        var key = pthread_key_t()
+        let status = pthread_key_create(&key) { pointer in
+            #if canImport(Darwin)
+            Unmanaged<ResolutionStack>.fromOpaque(pointer).release()
+            #else
+            if let pointer { Unmanaged<ResolutionStack>.fromOpaque(pointer).release() }
+            #endif
+        }
+        precondition(status == 0, "pthread_key_create failed with \(status)")
+        return key
+    }()
+
+    /// This thread's stack, created on first use.
+    static var current: ResolutionStack {
+        if let existing = currentIfExists { return existing }
+        let stack = ResolutionStack()
+        pthread_setspecific(threadKey, Unmanaged.passRetained(stack).toOpaque())
+        return stack
+    }
+
+    /// This thread's stack if it ever resolved anything, without creating one.
+    static var currentIfExists: ResolutionStack? {
+        guard let pointer = pthread_getspecific(threadKey) else { return nil }
+        return Unmanaged<ResolutionStack>.fromOpaque(pointer).takeUnretainedValue()
+    }
+}
+
+/// Stops the process with a message naming a construction cycle.
+enum CycleReport {
+    static func message(chain: [StaticString]) -> String {
+        "Circular dependency: " + chain.map(\.description).joined(separator: " -> ")
+    }
+
+    static func stop(chain: [StaticString]) -> Never {
+        fatalError(message(chain: chain))
+    }
+}

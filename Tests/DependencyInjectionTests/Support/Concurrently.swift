@@ -1,0 +1,54 @@
+import Foundation
+
+/// A minimal lock for test fixtures.
+final class NSLockLike: @unchecked Sendable {
+    private let lock = NSLock()
+    func run<T>(_ body: () throws -> T) rethrows -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return try body()
+    }
+}
+
+/// Runs `body` on `threads` threads that all start at the same moment, and waits for
+/// them. The barrier makes the threads overlap, which is what ThreadSanitizer needs to see
+/// a race.
+func concurrently(threads: Int = 8, _ body: @escaping @Sendable (Int) -> Void) {
+    let start = NSCondition()
+    nonisolated(unsafe) var waiting = threads
+    let finished = DispatchGroup()
+    for index in 0..<threads {
+        finished.enter()
+        let thread = Thread {
+            start.lock()
+            waiting -= 1
+            if waiting == 0 {
+                start.broadcast()
+            } else {
+                while waiting > 0 { start.wait() }
+            }
+            start.unlock()
+            body(index)
+            finished.leave()
+        }
+        thread.stackSize = 1 << 20
+        thread.start()
+    }
+    finished.wait()
+}
+
+/// Collects values from many threads.
+final class Collected<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var items: [Value] = []
+    func append(_ value: Value) {
+        lock.lock()
+        items.append(value)
+        lock.unlock()
+    }
+    var values: [Value] {
+        lock.lock()
+        defer { lock.unlock() }
+        return items
+    }
+}
