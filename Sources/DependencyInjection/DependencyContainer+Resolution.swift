@@ -25,16 +25,15 @@ extension DependencyContainer {
     /// The cached singleton box for `key`, or `nil` when it must be built.
     @usableFromInline
     func cachedInstance(for key: ProviderKey) -> AnyObject? {
-        let builder = ResolutionStack.currentIfExists?.top
         lock.lock()
         guard case .strong(let box)? = state.instances[key] else {
             lock.unlock()
             return nil
         }
-        if let builder, builder.container == ObjectIdentifier(self) {
-            state.record(key, usedBy: builder.key)
-        }
         lock.unlock()
+        if let stack = ResolutionStack.currentIfExists, stack.isBuilding {
+            noteUse(of: key, by: stack.top)
+        }
         return box
     }
 

@@ -98,7 +98,7 @@ extension DependencyContainer {
             container: self,
             key: ProviderKey(
                 file: fileID, line: line, column: column, type: Value.self,
-                argument: AnyHashable(argument)),
+                argument: ProviderKey.Argument(argument)),
             name: name, scope: .singleton, make: make)
     }
 
@@ -165,7 +165,7 @@ extension DependencyContainer {
             container: self,
             key: ProviderKey(
                 file: fileID, line: line, column: column, type: Value.self,
-                argument: AnyHashable(argument)),
+                argument: ProviderKey.Argument(argument)),
             name: name, scope: .shared, make: make)
     }
 }

@@ -35,8 +35,16 @@ public final class DependencyContainer: @unchecked Sendable {
     @usableFromInline
     let lock = Lock()
 
-    /// Everything mutable, guarded by `lock`.
-    var state = ContainerState()
+    /// Everything mutable, guarded by `lock`. Kept behind a pointer so that reads on the
+    /// hot path skip the dynamic exclusivity checks of a class's stored `var`: the lock
+    /// already makes every access exclusive.
+    private let statePointer: UnsafeMutablePointer<ContainerState>
+
+    /// Everything mutable; only touch it while holding `lock`.
+    var state: ContainerState {
+        unsafeAddress { UnsafePointer(statePointer) }
+        unsafeMutableAddress { statePointer }
+    }
 
     /// Creates an empty container.
     ///
@@ -53,6 +61,8 @@ public final class DependencyContainer: @unchecked Sendable {
     public init(isMocked: Bool = false) {
         self.isMocked = isMocked
         self.parent = nil
+        self.statePointer = .allocate(capacity: 1)
+        statePointer.initialize(to: ContainerState())
     }
 
     /// Creates a child container: an isolated world layered over `parent`.
@@ -74,7 +84,14 @@ public final class DependencyContainer: @unchecked Sendable {
     public init(parent: DependencyContainer) {
         self.isMocked = parent.isMocked
         self.parent = parent
+        self.statePointer = .allocate(capacity: 1)
+        statePointer.initialize(to: ContainerState())
         parent.adopt(self)
+    }
+
+    deinit {
+        statePointer.deinitialize(count: 1)
+        statePointer.deallocate()
     }
 
     private func adopt(_ child: DependencyContainer) {

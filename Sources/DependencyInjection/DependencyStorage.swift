@@ -8,7 +8,9 @@ final class DependencyStorage<Value>: @unchecked Sendable {
     // accessed while holding `lock`. `resolution` serialises first resolutions so the
     // dependency resolves once; it is never held while `lock` is wanted by its owner.
     @usableFromInline let lock = Lock()
-    @usableFromInline var cached: Value?
+    /// The resolved value. Behind a pointer so reads skip the exclusivity checks of a
+    /// class's stored `var`; `lock` already makes every access exclusive.
+    @usableFromInline let cachedValue: UnsafeMutablePointer<Value?>
     private var currentContainer: DependencyContainer
     private var generation: UInt64 = 0
     private var resolvingThread: ResolutionStack?
@@ -24,12 +26,24 @@ final class DependencyStorage<Value>: @unchecked Sendable {
         self.currentContainer = container
         self.label = label
         self.resolve = resolve
+        self.cachedValue = .allocate(capacity: 1)
+        cachedValue.initialize(to: nil)
+    }
+
+    deinit {
+        cachedValue.deinitialize(count: 1)
+        cachedValue.deallocate()
+    }
+
+    private var cached: Value? {
+        get { cachedValue.pointee }
+        set { cachedValue.pointee = newValue }
     }
 
     @inlinable
     var value: Value {
         lock.lock()
-        if let cached {
+        if let cached = cachedValue.pointee {
             lock.unlock()
             return cached
         }

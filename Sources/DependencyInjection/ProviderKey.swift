@@ -14,14 +14,31 @@ struct ProviderKey: Hashable, @unchecked Sendable {
     @usableFromInline let file: StaticString
     @usableFromInline let position: UInt64
     @usableFromInline let type: ObjectIdentifier
-    @usableFromInline let argument: AnyHashable?
+    @usableFromInline let argument: Argument?
 
     @inlinable
-    init(file: StaticString, line: UInt, column: UInt, type: Any.Type, argument: AnyHashable?) {
+    init(file: StaticString, line: UInt, column: UInt, type: Any.Type, argument: Argument?) {
         self.file = file
         self.position = UInt64(truncatingIfNeeded: line) << 32 | UInt64(truncatingIfNeeded: column)
         self.type = ObjectIdentifier(type)
         self.argument = argument
+    }
+
+    /// The argument of a parameterized registration, boxed in a class so that copying a
+    /// key is a single retain instead of an existential copy.
+    @usableFromInline
+    final class Argument: Hashable, @unchecked Sendable {
+        // @unchecked: immutable; built only from `Sendable` arguments.
+        @usableFromInline let value: AnyHashable
+
+        @inlinable
+        init<Value: Hashable & Sendable>(_ value: Value) { self.value = AnyHashable(value) }
+
+        @usableFromInline
+        static func == (lhs: Argument, rhs: Argument) -> Bool { lhs.value == rhs.value }
+
+        @usableFromInline
+        func hash(into hasher: inout Hasher) { hasher.combine(value) }
     }
 
     @usableFromInline
@@ -35,6 +52,22 @@ struct ProviderKey: Hashable, @unchecked Sendable {
         hasher.combine(position)
         hasher.combine(type)
         if let argument { hasher.combine(argument) }
+    }
+
+    /// The hash that `Dictionary` and `Set` use, computed without `Hasher`.
+    ///
+    /// Resolving a cached singleton is one dictionary lookup, and SipHash would be most
+    /// of its cost. A key is a handful of machine words that are unique per registration,
+    /// so a multiply-xorshift mix of them (seeded like `Hasher`) spreads them well enough.
+    /// Parameterized keys still hash their argument with `Hasher`.
+    @usableFromInline
+    func _rawHashValue(seed: Int) -> Int {
+        var bits = position ^ UInt64(UInt(bitPattern: type)) &* 0x9E37_79B9_7F4A_7C15
+        bits ^= UInt64(UInt(bitPattern: seed))
+        if let argument { bits ^= UInt64(UInt(bitPattern: argument.hashValue)) }
+        bits = (bits ^ (bits &>> 30)) &* 0xBF58_476D_1CE4_E5B9
+        bits = (bits ^ (bits &>> 27)) &* 0x94D0_49BB_1331_11EB
+        return Int(truncatingIfNeeded: bits ^ (bits &>> 31))
     }
 
     /// Equal file names, comparing addresses first: a literal is usually emitted once.

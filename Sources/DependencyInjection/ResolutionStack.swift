@@ -20,10 +20,31 @@ final class ResolutionStack {
         let name: StaticString
     }
 
-    private(set) var frames: [Frame] = []
+    /// The frames, innermost last. Behind a pointer so that the check made on every
+    /// cached resolution skips the exclusivity checks of a class's stored `var`; only
+    /// the owning thread ever touches them.
+    private let framesPointer: UnsafeMutablePointer<[Frame]>
+
+    private(set) var frames: [Frame] {
+        unsafeAddress { UnsafePointer(framesPointer) }
+        unsafeMutableAddress { framesPointer }
+    }
+
+    private init() {
+        framesPointer = .allocate(capacity: 1)
+        framesPointer.initialize(to: [])
+    }
+
+    deinit {
+        framesPointer.deinitialize(count: 1)
+        framesPointer.deallocate()
+    }
 
     /// The innermost construction running on this thread, if any.
     var top: Frame? { frames.last }
+
+    /// Whether a construction is running on this thread.
+    var isBuilding: Bool { !frames.isEmpty }
 
     /// Pushes a construction, stopping the process if it is already running on this thread.
     func enter(_ container: DependencyContainer, _ key: ProviderKey, _ name: StaticString) {
