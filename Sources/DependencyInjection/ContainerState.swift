@@ -1,15 +1,21 @@
 /// The mutable state of one ``DependencyContainer``, always accessed under its lock.
+@usableFromInline
 struct ContainerState {
     /// The key-value storage of the original API.
     var values: [String: any Sendable] = [:]
     /// Replacement factories, each an `Override<Value>` for its key's value type.
     var overrides: [ProviderKey: AnyObject] = [:]
-    /// Cached and in-flight instances of singleton and shared providers.
+    /// Built singletons, looked up on every cached resolution.
+    @usableFromInline var singletons = SingletonTable()
+    /// In-flight constructions and shared instances.
     var instances: [ProviderKey: CachedInstance] = [:]
     /// For each key, the keys whose construction resolved it in this container.
     var dependents: [ProviderKey: Set<ProviderKey>] = [:]
     /// Bumped by every invalidation; a construction that started before a bump is not cached.
     var epoch: UInt64 = 0
+    /// Constructions running in this container, on any thread. While it is zero a cached
+    /// resolution cannot be part of a construction here and skips the thread-local lookup.
+    @usableFromInline var activeBuilds = 0
     /// Children, to drop what they cached when an override of this container changes.
     var children: [WeakContainer] = []
 
@@ -26,6 +32,7 @@ struct ContainerState {
         while let key = pending.popLast() {
             guard visited.insert(key).inserted else { continue }
             instances[key] = nil
+            singletons.remove(key)
             if let users = dependents.removeValue(forKey: key) {
                 pending.append(contentsOf: users)
             }
@@ -38,10 +45,8 @@ struct ContainerState {
     }
 }
 
-/// What a container remembers for a key.
+/// What a container remembers for a key besides its built singletons.
 enum CachedInstance {
-    /// A singleton: a `Box<Value>`.
-    case strong(AnyObject)
     /// A shared instance, held weakly: the instance itself.
     case weak(WeakObject)
     /// A construction in flight on some thread; others wait for it.

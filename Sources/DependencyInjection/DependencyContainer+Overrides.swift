@@ -41,6 +41,7 @@ extension DependencyContainer {
             let removed = Array(state.overrides.keys)
             state.overrides.removeAll()
             state.instances.removeAll()
+            state.singletons.removeAll()
             state.dependents.removeAll()
             state.epoch &+= 1
             return (removed, state.liveChildren)

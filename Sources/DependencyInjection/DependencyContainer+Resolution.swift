@@ -8,9 +8,15 @@ extension DependencyContainer {
     func resolve<Value>(_ provider: Provider<Value>) -> Value {
         switch provider.scope {
         case .singleton:
-            if let box = cachedInstance(for: provider.key) {
-                return unsafeDowncast(box, to: Box<Value>.self).value
+            lock.lock()
+            if let box = state.singletons.box(for: provider.key) {
+                let value = box._withUnsafeGuaranteedRef { unsafeDowncast($0, to: Box<Value>.self).value }
+                let mayBeNested = state.activeBuilds > 0
+                lock.unlock()
+                if mayBeNested { noteCachedUse(of: provider.key) }
+                return value
             }
+            lock.unlock()
             return unsafeDowncast(instance(of: provider), to: Box<Value>.self).value
         case .factory:
             return build(provider)
@@ -22,27 +28,29 @@ extension DependencyContainer {
         }
     }
 
-    /// The cached singleton box for `key`, or `nil` when it must be built.
+    /// Records that the construction running on this thread, if any, used `key`.
     @usableFromInline
-    func cachedInstance(for key: ProviderKey) -> AnyObject? {
-        lock.lock()
-        guard case .strong(let box)? = state.instances[key] else {
-            lock.unlock()
-            return nil
-        }
-        lock.unlock()
+    func noteCachedUse(of key: ProviderKey) {
         if let stack = ResolutionStack.currentIfExists, stack.isBuilding {
             noteUse(of: key, by: stack.top)
         }
-        return box
     }
 
     /// Builds a factory's instance, using an override when one is installed.
     @usableFromInline
     func build<Value>(_ provider: Provider<Value>) -> Value {
-        let make = overrideFactory(for: provider) ?? provider.make
         let stack = ResolutionStack.current
-        noteUse(of: provider.key, by: stack.top)
+        let builder = stack.top
+        let own: AnyObject? = lock.withLock {
+            if let builder, builder.container == ObjectIdentifier(self) {
+                state.record(provider.key, usedBy: builder.key)
+            }
+            state.activeBuilds += 1
+            return state.overrides[provider.key]
+        }
+        defer { lock.withLock { state.activeBuilds -= 1 } }
+        let make = own.map { unsafeDowncast($0, to: Override<Value>.self).make }
+            ?? parent?.overrideFactory(for: provider) ?? provider.make
         stack.enter(self, provider.key, provider.name)
         defer { stack.leave() }
         return make()
@@ -59,10 +67,11 @@ extension DependencyContainer {
         if let builder, builder.container == ObjectIdentifier(self) {
             state.record(key, usedBy: builder.key)
         }
-        switch state.instances[key] {
-        case .strong(let box)?:
+        if let box = state.singletons.box(for: key) {
             lock.unlock()
-            return box
+            return box.takeUnretainedValue()
+        }
+        switch state.instances[key] {
         case .weak(let reference)?:
             if let object = reference.object {
                 lock.unlock()
@@ -79,6 +88,7 @@ extension DependencyContainer {
         }
         let construction = Construction(owner: stack, container: ObjectIdentifier(self), key: key)
         state.instances[key] = .building(construction)
+        state.activeBuilds += 1
         let epoch = state.epoch
         lock.unlock()
 
@@ -88,6 +98,7 @@ extension DependencyContainer {
         stack.leave()
 
         lock.lock()
+        state.activeBuilds -= 1
         if case .building(let current)? = state.instances[key], current === construction {
             if state.epoch != epoch {
                 // An override or reset happened meanwhile: hand out, but do not keep.
@@ -95,7 +106,8 @@ extension DependencyContainer {
             } else if provider.scope == .shared {
                 state.instances[key] = .weak(WeakObject(box.object))
             } else {
-                state.instances[key] = .strong(box)
+                state.instances[key] = nil
+                state.singletons.insert(box, for: key)
             }
         }
         lock.unlock()

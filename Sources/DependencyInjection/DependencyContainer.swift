@@ -38,9 +38,10 @@ public final class DependencyContainer: @unchecked Sendable {
     /// Everything mutable, guarded by `lock`. Kept behind a pointer so that reads on the
     /// hot path skip the dynamic exclusivity checks of a class's stored `var`: the lock
     /// already makes every access exclusive.
-    private let statePointer: UnsafeMutablePointer<ContainerState>
+    @usableFromInline let statePointer: UnsafeMutablePointer<ContainerState>
 
     /// Everything mutable; only touch it while holding `lock`.
+    @inlinable
     var state: ContainerState {
         unsafeAddress { UnsafePointer(statePointer) }
         unsafeMutableAddress { statePointer }
@@ -90,6 +91,7 @@ public final class DependencyContainer: @unchecked Sendable {
     }
 
     deinit {
+        statePointer.pointee.singletons.deallocate()
         statePointer.deinitialize(count: 1)
         statePointer.deallocate()
     }

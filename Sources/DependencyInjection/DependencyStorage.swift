@@ -1,20 +1,26 @@
 /// The state behind one `@Dependency` property.
 ///
-/// A class with its own lock rather than a `mutating get` on the wrapper: two threads
-/// reading a lazy property for the first time must not race on its storage.
+/// Reading a resolved property is the hot path of the whole package, so it takes no lock:
+/// the resolved value sits in an immutable box whose address is published with an
+/// atomic store and read with an acquiring load. Everything else (resolving, switching
+/// the container, resetting, setting) is serialised by `lock`. A replaced box is kept
+/// until the storage is released, because a reader may still be copying its value; this
+/// is why a class box is used rather than a `mutating get` on the wrapper, which would
+/// race when two threads read the property for the first time.
 @usableFromInline
 final class DependencyStorage<Value>: @unchecked Sendable {
-    // @unchecked: `cached`, `currentContainer`, `generation` and `resolver` are only
-    // accessed while holding `lock`. `resolution` serialises first resolutions so the
-    // dependency resolves once; it is never held while `lock` is wanted by its owner.
-    @usableFromInline let lock = Lock()
-    /// The resolved value. Behind a pointer so reads skip the exclusivity checks of a
-    /// class's stored `var`; `lock` already makes every access exclusive.
-    @usableFromInline let cachedValue: UnsafeMutablePointer<Value?>
+    // @unchecked: `published` is only written under `lock` with an atomic exchange and
+    // read with an atomic load; every other mutable property is only touched under `lock`.
+    // `resolution` serialises first resolutions so the dependency resolves once.
+
+    /// The published box, or nil when the property must resolve on next access.
+    @usableFromInline let published: UnsafeMutablePointer<Box<Value>?>
+    private let lock = Lock()
+    private let resolution = Lock()
     private var currentContainer: DependencyContainer
     private var generation: UInt64 = 0
     private var resolvingThread: ResolutionStack?
-    private let resolution = Lock()
+    private var retired: [Box<Value>] = []
     private let resolve: (DependencyContainer) -> Value
     private let label: String
 
@@ -26,28 +32,20 @@ final class DependencyStorage<Value>: @unchecked Sendable {
         self.currentContainer = container
         self.label = label
         self.resolve = resolve
-        self.cachedValue = .allocate(capacity: 1)
-        cachedValue.initialize(to: nil)
+        self.published = .allocate(capacity: 1)
+        published.initialize(to: nil)
     }
 
     deinit {
-        cachedValue.deinitialize(count: 1)
-        cachedValue.deallocate()
-    }
-
-    private var cached: Value? {
-        get { cachedValue.pointee }
-        set { cachedValue.pointee = newValue }
+        published.deinitialize(count: 1)
+        published.deallocate()
     }
 
     @inlinable
     var value: Value {
-        lock.lock()
-        if let cached = cachedValue.pointee {
-            lock.unlock()
-            return cached
+        if let box = _stdlib_atomicAcquiringLoadARCRef(object: published) {
+            return box._withUnsafeGuaranteedRef { $0.value }
         }
-        lock.unlock()
         return resolveOnce()
     }
 
@@ -60,16 +58,17 @@ final class DependencyStorage<Value>: @unchecked Sendable {
         resolution.lock()
         defer { resolution.unlock() }
         let (existing, container, started) = lock.withLock {
-            if cached == nil { resolvingThread = stack }
-            return (cached, currentContainer, generation)
+            let existing = published.pointee
+            if existing == nil { resolvingThread = stack }
+            return (existing, currentContainer, generation)
         }
-        if let existing { return existing }
+        if let existing { return existing.value }
         let resolved = resolve(container)
-        return lock.withLock {
+        lock.withLock {
             resolvingThread = nil
-            if generation == started { cached = resolved }
-            return resolved
+            if generation == started { publish(Box(resolved)) }
         }
+        return resolved
     }
 
     var container: DependencyContainer {
@@ -78,24 +77,32 @@ final class DependencyStorage<Value>: @unchecked Sendable {
 
     @usableFromInline
     func replace(with value: Value) {
-        lock.withLock {
-            cached = value
-            generation &+= 1
-        }
+        lock.withLock { publish(Box(value)) }
     }
 
     func switchContainer(to container: DependencyContainer) {
         lock.withLock {
             currentContainer = container
-            cached = nil
-            generation &+= 1
+            publish(nil)
         }
     }
 
     func reset() {
-        lock.withLock {
-            cached = nil
-            generation &+= 1
+        lock.withLock { publish(nil) }
+    }
+
+    /// Swaps the published box; call with `lock` held. The old box is retired, not
+    /// released: a reader that loaded it before the swap may still be reading it.
+    private func publish(_ box: Box<Value>?) {
+        generation &+= 1
+        let slot = UnsafeMutableRawPointer(published).assumingMemoryBound(to: UnsafeRawPointer?.self)
+        var expected = slot.pointee
+        let desired = box.map { UnsafeRawPointer(Unmanaged.passRetained($0).toOpaque()) }
+        let swapped = _stdlib_atomicCompareExchangeStrongPtr(
+            object: slot, expected: &expected, desired: desired)
+        precondition(swapped, "the published value changed outside the lock")
+        if let expected {
+            retired.append(Unmanaged<Box<Value>>.fromOpaque(expected).takeRetainedValue())
         }
     }
 }

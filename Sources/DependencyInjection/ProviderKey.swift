@@ -41,10 +41,14 @@ struct ProviderKey: Hashable, @unchecked Sendable {
         func hash(into hasher: inout Hasher) { hasher.combine(value) }
     }
 
-    @usableFromInline
+    @inlinable
     static func == (lhs: ProviderKey, rhs: ProviderKey) -> Bool {
-        lhs.position == rhs.position && lhs.type == rhs.type && lhs.argument == rhs.argument
-            && sameFile(lhs.file, rhs.file)
+        guard lhs.position == rhs.position, lhs.type == rhs.type else { return false }
+        if lhs.argument !== rhs.argument {
+            guard let left = lhs.argument, let right = rhs.argument, left == right else { return false }
+        }
+        if lhs.file.utf8Start == rhs.file.utf8Start { return true }
+        return sameFile(lhs.file, rhs.file)
     }
 
     @usableFromInline
@@ -60,7 +64,7 @@ struct ProviderKey: Hashable, @unchecked Sendable {
     /// of its cost. A key is a handful of machine words that are unique per registration,
     /// so a multiply-xorshift mix of them (seeded like `Hasher`) spreads them well enough.
     /// Parameterized keys still hash their argument with `Hasher`.
-    @usableFromInline
+    @inlinable
     func _rawHashValue(seed: Int) -> Int {
         var bits = position ^ UInt64(UInt(bitPattern: type)) &* 0x9E37_79B9_7F4A_7C15
         bits ^= UInt64(UInt(bitPattern: seed))
@@ -70,13 +74,10 @@ struct ProviderKey: Hashable, @unchecked Sendable {
         return Int(truncatingIfNeeded: bits ^ (bits &>> 31))
     }
 
-    /// Equal file names, comparing addresses first: a literal is usually emitted once.
-    private static func sameFile(_ lhs: StaticString, _ rhs: StaticString) -> Bool {
-        guard lhs.hasPointerRepresentation, rhs.hasPointerRepresentation else {
-            return lhs.description == rhs.description
-        }
-        if lhs.utf8Start == rhs.utf8Start { return true }
-        return lhs.utf8CodeUnitCount == rhs.utf8CodeUnitCount
-            && lhs.description == rhs.description
+    /// Equal file names when the literals sit at different addresses (a literal is
+    /// usually emitted once, but inlined code may carry a copy).
+    @usableFromInline
+    static func sameFile(_ lhs: StaticString, _ rhs: StaticString) -> Bool {
+        lhs.description == rhs.description
     }
 }
