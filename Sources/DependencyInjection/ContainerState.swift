@@ -16,6 +16,8 @@ struct ContainerState {
     /// Constructions running in this container, on any thread. While it is zero a cached
     /// resolution cannot be part of a construction here and skips the thread-local lookup.
     @usableFromInline var activeBuilds = 0
+    /// Receives resolutions while tracing; checked on every cached resolution.
+    @usableFromInline var tracer: ResolutionTracer?
     /// Children, to drop what they cached when an override of this container changes.
     var children: [WeakContainer] = []
 

@@ -11,9 +11,9 @@ extension DependencyContainer {
             lock.lock()
             if let box = state.singletons.box(for: provider.key) {
                 let value = box._withUnsafeGuaranteedRef { unsafeDowncast($0, to: Box<Value>.self).value }
-                let mayBeNested = state.activeBuilds > 0
+                let needsNotice = state.activeBuilds > 0 || state.tracer != nil
                 lock.unlock()
-                if mayBeNested { noteCachedUse(of: provider.key) }
+                if needsNotice { noteCachedUse(of: provider) }
                 return value
             }
             lock.unlock()
@@ -28,12 +28,13 @@ extension DependencyContainer {
         }
     }
 
-    /// Records that the construction running on this thread, if any, used `key`.
+    /// Records that the construction running on this thread, if any, used a cached
+    /// singleton, and traces the resolution.
     @usableFromInline
-    func noteCachedUse(of key: ProviderKey) {
-        if let stack = ResolutionStack.currentIfExists, stack.isBuilding {
-            noteUse(of: key, by: stack.top)
-        }
+    func noteCachedUse<Value>(of provider: Provider<Value>) {
+        let stack = ResolutionStack.current
+        noteUse(of: provider.key, by: stack.top)
+        traceServed(provider, outcome: .cached, tracer: lock.withLock { state.tracer }, stack: stack)
     }
 
     /// Builds a factory's instance, using an override when one is installed.
@@ -41,19 +42,22 @@ extension DependencyContainer {
     func build<Value>(_ provider: Provider<Value>) -> Value {
         let stack = ResolutionStack.current
         let builder = stack.top
-        let own: AnyObject? = lock.withLock {
+        let (own, tracer): (AnyObject?, ResolutionTracer?) = lock.withLock {
             if let builder, builder.container == ObjectIdentifier(self) {
                 state.record(provider.key, usedBy: builder.key)
             }
             state.activeBuilds += 1
-            return state.overrides[provider.key]
+            return (state.overrides[provider.key], state.tracer)
         }
         defer { lock.withLock { state.activeBuilds -= 1 } }
-        let make = own.map { unsafeDowncast($0, to: Override<Value>.self).make }
-            ?? parent?.overrideFactory(for: provider) ?? provider.make
+        let override = own.map { unsafeDowncast($0, to: Override<Value>.self).make }
+            ?? parent?.overrideFactory(for: provider)
+        let trace = TracedConstruction(tracer: tracer, stack: stack)
         stack.enter(self, provider.key, provider.name)
-        defer { stack.leave() }
-        return make()
+        let value = (override ?? provider.make)()
+        stack.leave()
+        trace.finish(provider, overridden: override != nil, stack: stack)
+        return value
     }
 
     /// The singleton box, or the shared instance, for `provider`: cached, awaited from
@@ -67,14 +71,18 @@ extension DependencyContainer {
         if let builder, builder.container == ObjectIdentifier(self) {
             state.record(key, usedBy: builder.key)
         }
+        let tracer = state.tracer
         if let box = state.singletons.box(for: key) {
+            let object = box.takeUnretainedValue()
             lock.unlock()
-            return box.takeUnretainedValue()
+            traceServed(provider, outcome: .cached, tracer: tracer, stack: stack)
+            return object
         }
         switch state.instances[key] {
         case .weak(let reference)?:
             if let object = reference.object {
                 lock.unlock()
+                traceServed(provider, outcome: .cached, tracer: tracer, stack: stack)
                 return object
             }
         case .building(let construction)?:
@@ -82,7 +90,9 @@ extension DependencyContainer {
             if construction.owner === stack {
                 CycleReport.stop(chain: stack.names(from: ObjectIdentifier(self), key) + [provider.name])
             }
-            return construction.wait(as: stack, name: provider.name)
+            let box = construction.wait(as: stack, name: provider.name)
+            traceServed(provider, outcome: .awaited, tracer: tracer, stack: stack)
+            return box
         case nil:
             break
         }
@@ -92,10 +102,12 @@ extension DependencyContainer {
         let epoch = state.epoch
         lock.unlock()
 
-        let make = overrideFactory(for: provider) ?? provider.make
+        let override = overrideFactory(for: provider)
+        let trace = TracedConstruction(tracer: tracer, stack: stack)
         stack.enter(self, key, provider.name)
-        let box = Box(make())
+        let box = Box((override ?? provider.make)())
         stack.leave()
+        trace.finish(provider, overridden: override != nil, stack: stack)
 
         lock.lock()
         state.activeBuilds -= 1

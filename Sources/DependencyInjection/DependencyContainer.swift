@@ -88,6 +88,7 @@ public final class DependencyContainer: @unchecked Sendable {
         self.statePointer = .allocate(capacity: 1)
         statePointer.initialize(to: ContainerState())
         parent.adopt(self)
+        state.tracer = parent.tracer
     }
 
     deinit {

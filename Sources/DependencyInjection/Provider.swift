@@ -26,7 +26,7 @@ public struct Provider<Value> {
     @usableFromInline let container: DependencyContainer
     @usableFromInline let key: ProviderKey
     @usableFromInline let name: StaticString
-    @usableFromInline let scope: Scope
+    @usableFromInline let scope: DependencyScope
     @usableFromInline let make: () -> Value
 
     @inlinable
@@ -34,7 +34,7 @@ public struct Provider<Value> {
         container: DependencyContainer,
         key: ProviderKey,
         name: StaticString,
-        scope: Scope,
+        scope: DependencyScope,
         make: @escaping () -> Value
     ) {
         self.container = container
@@ -59,12 +59,15 @@ public struct Provider<Value> {
 }
 
 /// How long a container keeps what a provider builds.
-@usableFromInline
-enum Scope: Sendable {
-    /// Built anew on every resolution.
+///
+/// Reported in each ``ResolutionEvent`` of a trace.
+public enum DependencyScope: String, Sendable, Hashable, CaseIterable {
+    /// Built anew on every resolution: ``DependencyContainer/factory(name:fileID:line:column:_:)``.
     case factory
-    /// Built once per container and kept until reset or overridden.
+    /// Built once per container and kept until reset or overridden:
+    /// ``DependencyContainer/singleton(name:fileID:line:column:_:)``.
     case singleton
-    /// Kept weakly: reused while something else holds it.
+    /// Held weakly and reused while something else holds it:
+    /// ``DependencyContainer/shared(name:fileID:line:column:_:)``.
     case shared
 }

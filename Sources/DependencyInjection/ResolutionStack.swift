@@ -20,31 +20,80 @@ final class ResolutionStack {
         let name: StaticString
     }
 
-    /// The frames, innermost last. Behind a pointer so that the check made on every
-    /// cached resolution skips the exclusivity checks of a class's stored `var`; only
-    /// the owning thread ever touches them.
-    private let framesPointer: UnsafeMutablePointer<[Frame]>
+    struct Traced {
+        let sequence: Int
+        let event: ResolutionEvent
+        let tracer: ResolutionTracer
+    }
+
+    struct Storage {
+        var frames: [Frame] = []
+        /// Events of the current outermost resolution, delivered when it finishes.
+        var traced: [Traced] = []
+        var nextSequence = 0
+        /// Traced resolutions that started and have not finished.
+        var openTraced = 0
+    }
+
+    /// Behind a pointer so that the check made on every cached resolution skips the
+    /// exclusivity checks of a class's stored `var`; only the owning thread touches it.
+    private let storage: UnsafeMutablePointer<Storage>
 
     private(set) var frames: [Frame] {
-        unsafeAddress { UnsafePointer(framesPointer) }
-        unsafeMutableAddress { framesPointer }
+        get { storage.pointee.frames }
+        _modify { yield &storage.pointee.frames }
     }
 
     private init() {
-        framesPointer = .allocate(capacity: 1)
-        framesPointer.initialize(to: [])
+        storage = .allocate(capacity: 1)
+        storage.initialize(to: Storage())
     }
 
     deinit {
-        framesPointer.deinitialize(count: 1)
-        framesPointer.deallocate()
+        storage.deinitialize(count: 1)
+        storage.deallocate()
+    }
+
+    // MARK: - Tracing
+
+    /// Numbers a traced resolution in start order within its outermost resolution.
+    func beginTracedResolution() -> Int {
+        if storage.pointee.openTraced == 0 && storage.pointee.traced.isEmpty {
+            storage.pointee.nextSequence = 0
+        }
+        storage.pointee.openTraced += 1
+        defer { storage.pointee.nextSequence += 1 }
+        return storage.pointee.nextSequence
+    }
+
+    /// Buffers a finished resolution; delivers the buffer once the outermost one is done.
+    func finishTracedResolution(_ sequence: Int, event: ResolutionEvent, tracer: ResolutionTracer) {
+        storage.pointee.traced.append(Traced(sequence: sequence, event: event, tracer: tracer))
+        storage.pointee.openTraced -= 1
+        deliverTraceIfFinished()
+    }
+
+    private func deliverTraceIfFinished() {
+        let state = storage.pointee
+        if state.frames.isEmpty && state.openTraced == 0 && !state.traced.isEmpty { deliverTrace() }
+    }
+
+    private func deliverTrace() {
+        let traced = storage.pointee.traced.sorted { $0.sequence < $1.sequence }
+        storage.pointee.traced = []
+        var remaining = traced[...]
+        while let first = remaining.first {
+            let batch = remaining.filter { $0.tracer === first.tracer }
+            remaining = remaining.filter { $0.tracer !== first.tracer }[...]
+            first.tracer.deliver(batch.map(\.event))
+        }
     }
 
     /// The innermost construction running on this thread, if any.
     var top: Frame? { frames.last }
 
     /// Whether a construction is running on this thread.
-    var isBuilding: Bool { !frames.isEmpty }
+    var isBuilding: Bool { !storage.pointee.frames.isEmpty }
 
     /// Pushes a construction, stopping the process if it is already running on this thread.
     func enter(_ container: DependencyContainer, _ key: ProviderKey, _ name: StaticString) {
@@ -56,7 +105,8 @@ final class ResolutionStack {
     }
 
     func leave() {
-        frames.removeLast()
+        storage.pointee.frames.removeLast()
+        if storage.pointee.frames.isEmpty && !storage.pointee.traced.isEmpty { deliverTraceIfFinished() }
     }
 
     /// The names from the frame building `key` in `container` to the innermost one.

@@ -1,0 +1,170 @@
+import Dispatch
+
+/// One resolution of a provider, as reported to a ``ResolutionTracer``.
+///
+/// ```text
+/// feedLoader: FeedLoader [factory] built in 0.041 ms
+///   httpClient: HTTPClient [singleton] cached
+/// ```
+public struct ResolutionEvent: Sendable, Hashable, CustomStringConvertible {
+    /// Where the resolved instance came from.
+    public enum Outcome: String, Sendable, Hashable {
+        /// Built by the registration's closure.
+        case built
+        /// Built by an override's closure.
+        case builtFromOverride = "built from override"
+        /// Served from the container's cache (a singleton or a live shared instance).
+        case cached
+        /// Built on another thread while this one waited for it.
+        case awaited
+    }
+
+    /// The registration's name: the property or subscript that declares it.
+    public let name: String
+    /// The provided type, as written in the registration.
+    public let type: String
+    /// The registration's scope.
+    public let scope: DependencyScope
+    /// Whether the instance was built, taken from the cache, or awaited.
+    public let outcome: Outcome
+    /// How deep in the resolution this one happened: 0 for what the caller asked for,
+    /// 1 for what that needed, and so on.
+    public let depth: Int
+    /// Nanoseconds spent building the instance, including what it resolved; 0 when cached.
+    public let duration: UInt64
+
+    /// Creates an event; the container creates them while tracing.
+    public init(
+        name: String, type: String, scope: DependencyScope, outcome: Outcome, depth: Int,
+        duration: UInt64
+    ) {
+        self.name = name
+        self.type = type
+        self.scope = scope
+        self.outcome = outcome
+        self.depth = depth
+        self.duration = duration
+    }
+
+    /// One line, indented by two spaces per level of depth.
+    public var description: String {
+        var line = String(repeating: "  ", count: depth)
+        line += "\(name): \(type) [\(scope.rawValue)] \(outcome.rawValue)"
+        if outcome == .built || outcome == .builtFromOverride {
+            let milliseconds = Double(duration) / 1_000_000
+            let rounded = (milliseconds * 1_000).rounded() / 1_000
+            line += " in \(rounded) ms"
+        }
+        return line
+    }
+}
+
+/// Receives the resolutions a container performs, for debugging and for learning how an
+/// app is wired.
+///
+/// Tracing is off by default and costs nothing then. Turn it on for a container (its
+/// children created later inherit it, and existing ones adopt it):
+///
+/// ```swift
+/// DependencyContainer.main.tracer = .printer
+/// _ = DependencyContainer.main.feedLoader()
+/// // feedLoader: FeedLoader [factory] built in 0.041 ms
+/// //   httpClient: HTTPClient [singleton] built in 0.012 ms
+/// ```
+///
+/// A tracer receives the events of one outermost resolution together, once it has
+/// finished, in the order the resolutions started, so nested ones follow their parent.
+/// It is called on the resolving thread, with no container lock held.
+public final class ResolutionTracer: Sendable {
+    private let report: @Sendable ([ResolutionEvent]) -> Void
+
+    /// Creates a tracer that hands each finished resolution tree to `report`.
+    ///
+    /// - Parameter report: Receives the events of one outermost resolution, in start order.
+    public init(_ report: @escaping @Sendable ([ResolutionEvent]) -> Void) {
+        self.report = report
+    }
+
+    /// A tracer that prints each resolution on its own line, indented by depth.
+    public static let printer = ResolutionTracer.printer { print($0) }
+
+    /// A tracer that writes each resolution as a line, indented by depth.
+    ///
+    /// - Parameter write: Receives one line per resolution, without a newline.
+    /// - Returns: The tracer.
+    public static func printer(_ write: @escaping @Sendable (String) -> Void) -> ResolutionTracer {
+        ResolutionTracer { events in
+            for event in events { write(event.description) }
+        }
+    }
+
+    func deliver(_ events: [ResolutionEvent]) {
+        report(events)
+    }
+}
+
+extension DependencyContainer {
+    /// The tracer that receives this container's resolutions, or `nil` (the default) for
+    /// none.
+    ///
+    /// Setting it also sets it on the children that exist now; children created later
+    /// start with their parent's tracer.
+    public var tracer: ResolutionTracer? {
+        get { lock.withLock { state.tracer } }
+        set {
+            let children = lock.withLock {
+                state.tracer = newValue
+                return state.liveChildren
+            }
+            for child in children { child.tracer = newValue }
+        }
+    }
+
+    /// Reports a resolution that was served without building, if tracing.
+    func traceServed<Value>(
+        _ provider: Provider<Value>, outcome: ResolutionEvent.Outcome, tracer: ResolutionTracer?,
+        stack: ResolutionStack
+    ) {
+        guard let tracer else { return }
+        let sequence = stack.beginTracedResolution()
+        stack.finishTracedResolution(
+            sequence,
+            event: ResolutionEvent(
+                name: provider.name.description, type: String(describing: Value.self),
+                scope: provider.scope, outcome: outcome, depth: stack.frames.count, duration: 0),
+            tracer: tracer)
+    }
+}
+
+/// Times one construction for the trace; inert when the container is not tracing.
+struct TracedConstruction {
+    private let tracer: ResolutionTracer?
+    private let sequence: Int
+    private let depth: Int
+    private let start: UInt64
+
+    init(tracer: ResolutionTracer?, stack: ResolutionStack) {
+        self.tracer = tracer
+        if tracer != nil {
+            sequence = stack.beginTracedResolution()
+            depth = stack.frames.count
+            start = DispatchTime.now().uptimeNanoseconds
+        } else {
+            sequence = 0
+            depth = 0
+            start = 0
+        }
+    }
+
+    func finish<Value>(_ provider: Provider<Value>, overridden: Bool, stack: ResolutionStack) {
+        guard let tracer else { return }
+        let duration = DispatchTime.now().uptimeNanoseconds &- start
+        stack.finishTracedResolution(
+            sequence,
+            event: ResolutionEvent(
+                name: provider.name.description, type: String(describing: Value.self),
+                scope: provider.scope, outcome: overridden ? .builtFromOverride : .built,
+                depth: depth, duration: duration),
+            tracer: tracer)
+    }
+}

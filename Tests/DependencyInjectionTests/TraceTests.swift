@@ -1,0 +1,117 @@
+import DependencyInjection
+import Foundation
+import Testing
+
+extension DependencyContainer {
+    /// A singleton that takes a while to build, so that other threads wait for it.
+    var slowSingleton: Provider<Node> {
+        singleton {
+            Thread.sleep(forTimeInterval: 0.05)
+            return Node()
+        }
+    }
+}
+
+@Suite struct TraceTests {
+    private func tracing(_ container: DependencyContainer) -> Collected<[ResolutionEvent]> {
+        let batches = Collected<[ResolutionEvent]>()
+        container.tracer = ResolutionTracer { batches.append($0) }
+        return batches
+    }
+
+    @Test func offByDefault() {
+        #expect(DependencyContainer().tracer == nil)
+        #expect(DependencyContainer(parent: DependencyContainer()).tracer == nil)
+    }
+
+    @Test func reportsATreeInStartOrderWithDepths() throws {
+        let container = DependencyContainer()
+        let batches = tracing(container)
+        _ = container.cachedFeedLoader()
+
+        let tree = try #require(batches.values.first)
+        #expect(batches.values.count == 1)
+        #expect(tree.map(\.name) == ["cachedFeedLoader", "feedLoader", "httpClient"])
+        #expect(tree.map(\.depth) == [0, 1, 2])
+        #expect(tree.map(\.scope) == [.singleton, .factory, .singleton])
+        #expect(tree.allSatisfy { $0.outcome == .built })
+        #expect(tree.allSatisfy { $0.duration > 0 })
+        #expect(tree[0].type == "FeedLoader")
+        #expect(tree[0].duration >= tree[1].duration)
+    }
+
+    @Test func reportsCachedResolutions() {
+        let container = DependencyContainer()
+        _ = container.httpClient()
+        _ = container.imageCacheHolder
+        let batches = tracing(container)
+        _ = container.httpClient()
+        _ = container.feedLoader()
+        let events = batches.values
+        #expect(events.count == 2)
+        #expect(events.first?.map(\.outcome) == [.cached])
+        #expect(events.first?.first?.duration == 0)
+        #expect(events.last?.map(\.outcome) == [.built, .cached])
+        #expect(events.last?.map(\.depth) == [0, 1])
+    }
+
+    @Test func reportsOverrides() {
+        let container = DependencyContainer()
+        container.override(\.httpClient) { StubHTTPClient() }
+        let batches = tracing(container)
+        _ = container.feedLoader()
+        #expect(batches.values.first?.map(\.outcome) == [.built, .builtFromOverride])
+    }
+
+    @Test func reportsSharedInstancesServedWhileHeld() {
+        let container = DependencyContainer()
+        let batches = tracing(container)
+        let held = container.imageCache()
+        _ = container.imageCache()
+        #expect(batches.values.map { $0.map(\.outcome) } == [[.built], [.cached]])
+        withExtendedLifetime(held) {}
+    }
+
+    @Test func childrenInheritAndFollowTheParentsTracer() {
+        let parent = DependencyContainer()
+        let early = DependencyContainer(parent: parent)
+        let batches = tracing(parent)
+        let late = DependencyContainer(parent: parent)
+        _ = early.httpClient()
+        _ = late.httpClient()
+        #expect(batches.values.count == 2)
+
+        parent.tracer = nil
+        _ = early.feedLoader()
+        #expect(batches.values.count == 2)
+    }
+
+    @Test func waitingThreadsReportAwaited() {
+        let container = DependencyContainer()
+        let batches = tracing(container)
+        concurrently(threads: 4) { _ in _ = container.slowSingleton() }
+        let outcomes = batches.values.flatMap { $0.map(\.outcome) }
+        #expect(outcomes.count == 4)
+        #expect(outcomes.filter { $0 == .built }.count == 1)
+        #expect(outcomes.allSatisfy { [.built, .awaited, .cached].contains($0) })
+        #expect(outcomes.contains(.awaited))
+    }
+
+    @Test func printerIndentsByDepth() {
+        let container = DependencyContainer()
+        let lines = Collected<String>()
+        container.tracer = .printer { lines.append($0) }
+        _ = container.feedLoader()
+        _ = container.feedLoader()
+        let printed = lines.values
+        #expect(printed.count == 4)
+        #expect(printed[0].hasPrefix("feedLoader: FeedLoader [factory] built in "))
+        #expect(printed[0].hasSuffix(" ms"))
+        #expect(printed[1].hasPrefix("  httpClient: HTTPClient [singleton] built in "))
+        #expect(printed[3] == "  httpClient: HTTPClient [singleton] cached")
+    }
+}
+
+extension DependencyContainer {
+    fileprivate var imageCacheHolder: Int { 0 }
+}
