@@ -53,6 +53,8 @@ enum CachedInstance {
     case weak(WeakObject)
     /// A construction in flight on some thread; others wait for it.
     case building(Construction)
+    /// An async construction in flight; other tasks await it.
+    case buildingAsync(AsyncConstruction)
 }
 
 /// A weak reference to a shared instance.
@@ -61,16 +63,33 @@ final class WeakObject {
     init(_ object: AnyObject) { self.object = object }
 }
 
+/// The type-erased face of a ``Box``.
+@usableFromInline
+class AnyBox: @unchecked Sendable {
+    @usableFromInline init() {}
+
+    /// The value as a class instance, for weak references.
+    var object: AnyObject { fatalError("overridden by Box") }
+}
+
 /// A value boxed so that it can be stored as `AnyObject` and read back without a
 /// dynamic cast: the key of every cache entry includes the value type.
 @usableFromInline
-final class Box<Value>: @unchecked Sendable {
+final class Box<Value>: AnyBox, @unchecked Sendable {
     // @unchecked: immutable after init; singletons and shared values are `Sendable`.
     @usableFromInline let value: Value
-    @usableFromInline init(_ value: Value) { self.value = value }
+    @usableFromInline init(_ value: Value) {
+        self.value = value
+        super.init()
+    }
 
-    /// The value as a class instance, for weak references.
-    var object: AnyObject { value as AnyObject }
+    override var object: AnyObject { value as AnyObject }
+}
+
+/// A replacement for an async registration.
+final class AsyncOverride<Value>: Sendable {
+    let make: @Sendable () async throws -> Value
+    init(_ make: @escaping @Sendable () async throws -> Value) { self.make = make }
 }
 
 /// A replacement factory installed by ``DependencyContainer/override(_:_:)``.

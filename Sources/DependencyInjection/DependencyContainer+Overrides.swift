@@ -22,13 +22,26 @@ extension DependencyContainer {
         _ keyPath: KeyPath<DependencyContainer, Provider<Value>>,
         _ make: @escaping @Sendable () -> Value
     ) {
-        let key = self[keyPath: keyPath].key
-        let children = lock.withLock {
-            state.overrides[key] = Override(make)
-            state.invalidate([key])
-            return state.liveChildren
-        }
-        for child in children { child.invalidate([key]) }
+        replaceOverride(of: self[keyPath: keyPath].key, with: Override(make))
+    }
+
+    /// Replaces an async registration in this container (and the children that do not
+    /// override it themselves).
+    ///
+    /// It behaves as ``override(_:_:)`` does for synchronous registrations:
+    ///
+    /// ```swift
+    /// container.override(\.database) { try await InMemoryDatabase() }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - keyPath: The async provider to replace.
+    ///   - make: Builds the replacement; it may suspend and throw.
+    public func override<Value>(
+        _ keyPath: KeyPath<DependencyContainer, AsyncProvider<Value>>,
+        _ make: @escaping @Sendable () async throws -> Value
+    ) {
+        replaceOverride(of: self[keyPath: keyPath].key, with: AsyncOverride(make))
     }
 
     /// Drops every cached instance and every override of this container.
@@ -58,9 +71,22 @@ extension DependencyContainer {
     ///
     /// - Parameter keyPath: The provider to reset.
     public func reset<Value>(_ keyPath: KeyPath<DependencyContainer, Provider<Value>>) {
-        let key = self[keyPath: keyPath].key
+        replaceOverride(of: self[keyPath: keyPath].key, with: nil)
+    }
+
+    /// Drops the cached instance and the override of one async registration, and
+    /// everything this container built from it.
+    ///
+    /// - Parameter keyPath: The async provider to reset.
+    public func reset<Value>(_ keyPath: KeyPath<DependencyContainer, AsyncProvider<Value>>) {
+        replaceOverride(of: self[keyPath: keyPath].key, with: nil)
+    }
+
+    /// Installs or removes an override, then drops what was built from the old one here
+    /// and in every descendant.
+    private func replaceOverride(of key: ProviderKey, with override: AnyObject?) {
         let children = lock.withLock {
-            state.overrides[key] = nil
+            state.overrides[key] = override
             state.invalidate([key])
             return state.liveChildren
         }

@@ -33,7 +33,7 @@ extension DependencyContainer {
     @usableFromInline
     func noteCachedUse<Value>(of provider: Provider<Value>) {
         let stack = ResolutionStack.current
-        noteUse(of: provider.key, by: stack.top)
+        lock.withLock { recordUse(of: provider.key, stack: stack) }
         traceServed(provider, outcome: .cached, tracer: lock.withLock { state.tracer }, stack: stack)
     }
 
@@ -41,11 +41,8 @@ extension DependencyContainer {
     @usableFromInline
     func build<Value>(_ provider: Provider<Value>) -> Value {
         let stack = ResolutionStack.current
-        let builder = stack.top
         let (own, tracer): (AnyObject?, ResolutionTracer?) = lock.withLock {
-            if let builder, builder.container == ObjectIdentifier(self) {
-                state.record(provider.key, usedBy: builder.key)
-            }
+            recordUse(of: provider.key, stack: stack)
             state.activeBuilds += 1
             return (state.overrides[provider.key], state.tracer)
         }
@@ -66,11 +63,8 @@ extension DependencyContainer {
     func instance<Value>(of provider: Provider<Value>) -> AnyObject {
         let key = provider.key
         let stack = ResolutionStack.current
-        let builder = stack.top
         lock.lock()
-        if let builder, builder.container == ObjectIdentifier(self) {
-            state.record(key, usedBy: builder.key)
-        }
+        recordUse(of: key, stack: stack)
         let tracer = state.tracer
         if let box = state.singletons.box(for: key) {
             let object = box.takeUnretainedValue()
@@ -93,7 +87,9 @@ extension DependencyContainer {
             let box = construction.wait(as: stack, name: provider.name)
             traceServed(provider, outcome: .awaited, tracer: tracer, stack: stack)
             return box
-        case nil:
+        case .buildingAsync?, nil:
+            // An async construction never shares a key with a synchronous one: their
+            // registrations are different call sites.
             break
         }
         let construction = Construction(owner: stack, container: ObjectIdentifier(self), key: key)
@@ -127,8 +123,16 @@ extension DependencyContainer {
         return box
     }
 
-    private func noteUse(of key: ProviderKey, by builder: ResolutionStack.Frame?) {
-        guard let builder, builder.container == ObjectIdentifier(self) else { return }
-        lock.withLock { state.record(key, usedBy: builder.key) }
+    /// Notes that the construction running here on this thread (or in this task, for an
+    /// async one) used `key`, so that overriding `key` drops what it builds. Call with
+    /// `lock` held.
+    private func recordUse(of key: ProviderKey, stack: ResolutionStack) {
+        guard state.activeBuilds > 0 else { return }  // nothing is being built here
+        let container = ObjectIdentifier(self)
+        if let top = stack.top {
+            if top.container == container { state.record(key, usedBy: top.key) }
+        } else if let frame = AsyncFrame.current, frame.container == container {
+            state.record(key, usedBy: frame.key)
+        }
     }
 }

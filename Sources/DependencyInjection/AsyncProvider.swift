@@ -1,0 +1,55 @@
+/// A registered service that is built asynchronously, and may fail to build.
+///
+/// Some dependencies need `await` to exist: a database that must be opened, a
+/// configuration that must be loaded, a session that must be authenticated. Declare them
+/// with an `AsyncProvider` and an `async` closure, and resolve them with `try await`:
+///
+/// ```swift
+/// extension DependencyContainer {
+///     var database: AsyncProvider<Database> {
+///         singleton { try await Database.open(at: self.databaseURL) }
+///     }
+/// }
+///
+/// let database = try await DependencyContainer.main.database()
+/// ```
+///
+/// The scopes mean what they mean for ``Provider``. An async singleton is built exactly
+/// once per container even when many tasks ask at the same time: they all await the one
+/// construction in flight, which runs in its own task so that cancelling one waiter does
+/// not cancel it for the others. A construction that throws is not cached; the next
+/// resolution tries again. A synchronous ``Provider`` cannot resolve an async one: its
+/// closure cannot `await`, so the compiler refuses rather than blocking a thread.
+public struct AsyncProvider<Value> {
+    @usableFromInline let container: DependencyContainer
+    @usableFromInline let key: ProviderKey
+    @usableFromInline let name: StaticString
+    @usableFromInline let scope: DependencyScope
+    @usableFromInline let make: @Sendable () async throws -> Value
+
+    @inlinable
+    init(
+        container: DependencyContainer,
+        key: ProviderKey,
+        name: StaticString,
+        scope: DependencyScope,
+        make: @escaping @Sendable () async throws -> Value
+    ) {
+        self.container = container
+        self.key = key
+        self.name = name
+        self.scope = scope
+        self.make = make
+    }
+
+    /// Resolves the dependency in the container the provider came from.
+    ///
+    /// - Returns: The resolved instance.
+    /// - Throws: What the registration's (or the override's) closure throws.
+    public func callAsFunction() async throws -> Value {
+        try await container.resolve(self)
+    }
+}
+
+// Every stored property is `Sendable` whatever `Value` is: the closure is `@Sendable`.
+extension AsyncProvider: Sendable {}

@@ -1,0 +1,120 @@
+extension DependencyContainer {
+    /// An async provider that builds a new instance on every resolution.
+    ///
+    /// ```swift
+    /// var report: AsyncProvider<Report> { factory { try await Report.generate() } }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - name: The registration's name in messages; the property's name by default.
+    ///   - fileID: Part of the registration's identity; leave the default.
+    ///   - line: Part of the registration's identity; leave the default.
+    ///   - column: Part of the registration's identity; leave the default.
+    ///   - make: Builds an instance; it may suspend and throw.
+    /// - Returns: An async provider of the property's declared type.
+    @inlinable
+    public func factory<Value>(
+        name: StaticString = #function,
+        fileID: StaticString = #fileID,
+        line: UInt = #line,
+        column: UInt = #column,
+        _ make: @escaping @Sendable () async throws -> Value
+    ) -> AsyncProvider<Value> {
+        AsyncProvider(
+            container: self,
+            key: ProviderKey(file: fileID, line: line, column: column, type: Value.self, argument: nil),
+            name: name, scope: .factory, make: make)
+    }
+
+    /// An async provider whose instance is built once per container, however many tasks
+    /// ask for it at the same time.
+    ///
+    /// ```swift
+    /// var database: AsyncProvider<Database> {
+    ///     singleton { try await Database.open(at: self.databaseURL) }
+    /// }
+    /// ```
+    ///
+    /// A construction that throws is not kept: the next resolution tries again.
+    ///
+    /// - Parameters:
+    ///   - name: The registration's name in messages; the property's name by default.
+    ///   - fileID: Part of the registration's identity; leave the default.
+    ///   - line: Part of the registration's identity; leave the default.
+    ///   - column: Part of the registration's identity; leave the default.
+    ///   - make: Builds the instance; it may suspend and throw.
+    /// - Returns: An async provider of the property's declared type.
+    @inlinable
+    public func singleton<Value: Sendable>(
+        name: StaticString = #function,
+        fileID: StaticString = #fileID,
+        line: UInt = #line,
+        column: UInt = #column,
+        _ make: @escaping @Sendable () async throws -> Value
+    ) -> AsyncProvider<Value> {
+        AsyncProvider(
+            container: self,
+            key: ProviderKey(file: fileID, line: line, column: column, type: Value.self, argument: nil),
+            name: name, scope: .singleton, make: make)
+    }
+
+    /// An async provider of one instance per distinct argument, kept like a singleton.
+    ///
+    /// ```swift
+    /// subscript(account id: Account.ID) -> AsyncProvider<Account> {
+    ///     singleton(id) { try await Account.load(id) }
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - argument: The value that identifies the instance.
+    ///   - name: The registration's name in messages; the subscript's name by default.
+    ///   - fileID: Part of the registration's identity; leave the default.
+    ///   - line: Part of the registration's identity; leave the default.
+    ///   - column: Part of the registration's identity; leave the default.
+    ///   - make: Builds the instance for `argument`.
+    /// - Returns: An async provider of the subscript's declared type.
+    @inlinable
+    public func singleton<Value: Sendable, Argument: Hashable & Sendable>(
+        _ argument: Argument,
+        name: StaticString = #function,
+        fileID: StaticString = #fileID,
+        line: UInt = #line,
+        column: UInt = #column,
+        _ make: @escaping @Sendable () async throws -> Value
+    ) -> AsyncProvider<Value> {
+        AsyncProvider(
+            container: self,
+            key: ProviderKey(
+                file: fileID, line: line, column: column, type: Value.self,
+                argument: ProviderKey.Argument(argument)),
+            name: name, scope: .singleton, make: make)
+    }
+
+    /// An async provider whose instance is reused while something else holds it.
+    ///
+    /// ```swift
+    /// var thumbnails: AsyncProvider<ThumbnailCache> { shared { await ThumbnailCache.warm() } }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - name: The registration's name in messages; the property's name by default.
+    ///   - fileID: Part of the registration's identity; leave the default.
+    ///   - line: Part of the registration's identity; leave the default.
+    ///   - column: Part of the registration's identity; leave the default.
+    ///   - make: Builds the instance; it may suspend and throw.
+    /// - Returns: An async provider of the property's declared type.
+    @inlinable
+    public func shared<Value: Sendable>(
+        name: StaticString = #function,
+        fileID: StaticString = #fileID,
+        line: UInt = #line,
+        column: UInt = #column,
+        _ make: @escaping @Sendable () async throws -> Value
+    ) -> AsyncProvider<Value> {
+        AsyncProvider(
+            container: self,
+            key: ProviderKey(file: fileID, line: line, column: column, type: Value.self, argument: nil),
+            name: name, scope: .shared, make: make)
+    }
+}
