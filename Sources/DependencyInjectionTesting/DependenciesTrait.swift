@@ -2,7 +2,7 @@ public import DependencyInjection
 public import Testing
 
 /// A Swift Testing trait that runs each test with its own container as
-/// ``DependencyInjection/DependencyContainer/main``.
+/// `DependencyContainer.main`.
 ///
 /// Swift Testing runs tests in parallel, so tests that switch the process-wide `main` or
 /// override dependencies in a shared container see each other's stubs. With this trait,
@@ -31,10 +31,9 @@ public import Testing
 /// configuration runs first and the test's own runs last, on top. The parent is the one
 /// named by the innermost trait that names one, or `mocks`.
 ///
-/// Create it with ``Testing/Trait/dependencies``, ``Testing/Trait/dependencies(_:)`` or
-/// ``Testing/Trait/dependencies(parent:_:)``. It also routes ``DependencyInjection/DependencyIssue``
-/// reports, such as a resolved `unimplemented(placeholder:)`, to the running test as
-/// failures.
+/// Create it with `.dependencies`, `.dependencies { … }` or
+/// `.dependencies(parent:_:)`. It also turns each `DependencyIssue`, such as a resolved
+/// `unimplemented(placeholder:)`, into a failure of the test that caused it.
 ///
 /// > Important: Isolation covers what the test reaches through `DependencyContainer.main`.
 /// > A test that writes to `DependencyContainer.mocks` or `.default` by name, or assigns
@@ -76,7 +75,9 @@ public struct DependenciesTrait: TestTrait, SuiteTrait, TestScoping {
 
     /// Runs one test case with its own container as the task-local `main`.
     ///
-    /// Swift Testing calls it; a test does not.
+    /// Swift Testing calls it around each test case. Called inside another test case's
+    /// scope, it adds its configuration to that scope's container instead of making one,
+    /// and its parent is not used.
     ///
     /// - Parameters:
     ///   - test: The running test.
@@ -91,7 +92,8 @@ public struct DependenciesTrait: TestTrait, SuiteTrait, TestScoping {
         guard testCase != nil else { return try await function() }
 
         if let scope = TestScope.current {
-            // An enclosing dependencies trait already made this test case's container.
+            // An enclosing dependencies trait already made this test case's container:
+            // configure that one (if not done yet), so the test keeps a single container.
             if scope.applied.contains(where: { $0 === identity }) {
                 return try await function()
             }

@@ -3,7 +3,7 @@ public import DependencyInjection
 public import XCTest
 
 /// An `XCTestCase` that runs each test with its own container as
-/// ``DependencyInjection/DependencyContainer/main``.
+/// `DependencyContainer.main`.
 ///
 /// Subclass it instead of `XCTestCase`. Every test method gets a fresh child of
 /// `DependencyContainer.mocks` (or of ``dependencyParent``), set as the task-local `main`
@@ -24,8 +24,8 @@ public import XCTest
 /// }
 /// ```
 ///
-/// A ``DependencyInjection/DependencyIssue``, such as a resolved
-/// `unimplemented(placeholder:)`, becomes a failure of the running test.
+/// A `DependencyIssue`, such as a resolved `unimplemented(placeholder:)`, becomes a
+/// failure of the running test.
 ///
 /// To isolate a test class that must keep another base class, wrap `invokeTest()` the
 /// same way:

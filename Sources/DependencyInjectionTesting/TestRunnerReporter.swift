@@ -5,8 +5,7 @@ import Testing
 import XCTest
 #endif
 
-/// Turns each ``DependencyInjection/DependencyIssue`` into a failure of the test that
-/// caused it.
+/// Turns each `DependencyIssue` into a failure of the test that caused it.
 ///
 /// Installed once per process, by the first ``DependenciesTrait`` or
 /// ``DependencyTestCase`` test to run. Issues raised inside a Swift Testing test are
