@@ -8,10 +8,16 @@ let package = Package(
     ],
     products: [
         .library(name: "DependencyInjection", targets: ["DependencyInjection"]),
+        .library(name: "DependencyInjectionTesting", targets: ["DependencyInjectionTesting"]),
     ],
     targets: [
         .target(name: "DependencyInjection"),
+        .target(name: "DependencyInjectionTesting", dependencies: ["DependencyInjection"]),
         .testTarget(name: "DependencyInjectionTests", dependencies: ["DependencyInjection"]),
+        .testTarget(
+            name: "DependencyInjectionTestingTests",
+            dependencies: ["DependencyInjection", "DependencyInjectionTesting"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,121 @@
+extension DependencyContainer {
+    /// A placeholder for a dependency that another module supplies: resolving it before
+    /// that module overrides it stops the program with a message that says so.
+    ///
+    /// A feature module can declare and use a dependency whose implementation lives
+    /// elsewhere (in the app, or a module the feature must not import). The module that
+    /// has the implementation supplies it at start-up with
+    /// ``override(_:_:)``, and a test supplies a stub the same way:
+    ///
+    /// ```swift
+    /// // In the feature module:
+    /// extension DependencyContainer {
+    ///     var analytics: Provider<any Analytics> { unimplemented() }
+    /// }
+    ///
+    /// // In the app, at start-up:
+    /// DependencyContainer.default.override(\.analytics) { FirebaseAnalytics() }
+    /// ```
+    ///
+    /// Resolving it with no override in the container or its parents stops with
+    /// `analytics is not implemented in this module: supply it with
+    /// container.override(\.analytics) { … }`, in debug and release builds, pointing at the
+    /// registration. An override keeps the placeholder's scope: like a
+    /// ``singleton(name:fileID:line:column:_:)``, it is built once per container.
+    ///
+    /// - Parameters:
+    ///   - name: The dependency's name in the message; the property's name by default.
+    ///   - fileID: Part of the registration's identity and where the message points;
+    ///     leave the default.
+    ///   - line: Part of the registration's identity; leave the default.
+    ///   - column: Part of the registration's identity; leave the default.
+    /// - Returns: A provider of the property's declared type that must be overridden.
+    public func unimplemented<Value: Sendable>(
+        _ name: StaticString = #function,
+        fileID: StaticString = #fileID,
+        line: UInt = #line,
+        column: UInt = #column
+    ) -> Provider<Value> {
+        Provider(
+            container: self,
+            key: ProviderKey(file: fileID, line: line, column: column, type: Value.self, argument: nil),
+            name: name, scope: .singleton
+        ) {
+            fatalError(UnimplementedMessage.stop(name), file: fileID, line: line)
+        }
+    }
+
+    /// A placeholder for a dependency that another module supplies: resolving it before
+    /// that module overrides it reports a ``DependencyIssue`` and returns `placeholder`.
+    ///
+    /// Use it instead of ``unimplemented(_:fileID:line:column:)`` when there is a
+    /// harmless stand-in, so that a forgotten override is reported rather than fatal:
+    ///
+    /// ```swift
+    /// extension DependencyContainer {
+    ///     var analytics: Provider<any Analytics> { unimplemented(placeholder: NoAnalytics()) }
+    /// }
+    /// ```
+    ///
+    /// The issue goes to ``DependencyIssue/reporter``: standard error by default, and a
+    /// failure of the running test under the `DependencyInjectionTesting` product, so a
+    /// test that reaches the placeholder fails with a message naming the dependency.
+    /// Like a ``singleton(name:fileID:line:column:_:)``, the placeholder (or the override
+    /// that replaces it) is built once per container, so each container reports it once.
+    ///
+    /// - Parameters:
+    ///   - name: The dependency's name in the message; the property's name by default.
+    ///   - placeholder: The value to use until the dependency is supplied.
+    ///   - fileID: Part of the registration's identity; leave the default.
+    ///   - filePath: Where the issue points; leave the default.
+    ///   - line: Part of the registration's identity; leave the default.
+    ///   - column: Part of the registration's identity; leave the default.
+    /// - Returns: A provider of the property's declared type that should be overridden.
+    public func unimplemented<Value: Sendable>(
+        _ name: StaticString = #function,
+        placeholder: @autoclosure @escaping () -> Value,
+        fileID: StaticString = #fileID,
+        filePath: StaticString = #filePath,
+        line: UInt = #line,
+        column: UInt = #column
+    ) -> Provider<Value> {
+        Provider(
+            container: self,
+            key: ProviderKey(file: fileID, line: line, column: column, type: Value.self, argument: nil),
+            name: name, scope: .singleton
+        ) {
+            DependencyIssue(
+                dependency: name.description,
+                message: UnimplementedMessage.placeholder(name),
+                fileID: fileID, filePath: filePath, line: line, column: column
+            ).report()
+            return placeholder()
+        }
+    }
+}
+
+/// The sentences that name an unimplemented dependency and say how to supply it.
+enum UnimplementedMessage {
+    static func stop(_ name: StaticString) -> String {
+        "\(name) is not implemented in this module: supply it with \(howToSupply(name))"
+    }
+
+    static func placeholder(_ name: StaticString) -> String {
+        "\(name) is not implemented in this module, so its placeholder was used: "
+            + "supply it with \(howToSupply(name))"
+    }
+
+    /// `container.override(\.analytics) { … }`, or `\.[session: …]` for a subscript.
+    static func howToSupply(_ name: StaticString) -> String {
+        "container.override(\(keyPath(name))) { … }"
+    }
+
+    static func keyPath(_ name: StaticString) -> String {
+        let text = name.description
+        let prefix = "subscript("
+        guard text.hasPrefix(prefix), text.hasSuffix(")") else { return "\\." + text }
+        let labels = text.dropFirst(prefix.count).dropLast().split(separator: ":")
+        let arguments = labels.map { $0 == "_" ? "…" : "\($0): …" }
+        return "\\.[" + arguments.joined(separator: ", ") + "]"
+    }
+}

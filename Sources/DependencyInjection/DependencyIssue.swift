@@ -1,0 +1,111 @@
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// A problem found while resolving a dependency that does not stop the program.
+///
+/// The library reports an issue, for instance, when a placeholder registration made with
+/// ``DependencyContainer/unimplemented(_:placeholder:fileID:filePath:line:column:)``
+/// is resolved: the app goes on with the placeholder, and someone should hear about it.
+/// Every issue goes to ``reporter``, which writes it to standard error unless something
+/// else was installed. The `DependencyInjectionTesting` product installs a reporter that
+/// turns each issue into a failure of the test that caused it, so this module never links
+/// a test framework itself.
+///
+/// ```swift
+/// DependencyIssue.reporter = { issue in
+///     logger.error("\(issue.message) at \(issue.fileID):\(issue.line)")
+/// }
+/// ```
+public struct DependencyIssue: Sendable, CustomStringConvertible {
+    /// The name of the dependency the issue is about, such as `analytics`.
+    public let dependency: String
+
+    /// What went wrong and how to fix it, in one sentence.
+    public let message: String
+
+    /// The file that declares the registration, as `Module/File.swift`.
+    public let fileID: StaticString
+
+    /// The full path of the file that declares the registration, as test frameworks
+    /// expect it (`XCTFail(_:file:line:)`, for instance).
+    public let filePath: StaticString
+
+    /// The line of the registration.
+    public let line: UInt
+
+    /// The column of the registration.
+    public let column: UInt
+
+    /// The ``message``.
+    public var description: String { message }
+
+    init(
+        dependency: String,
+        message: String,
+        fileID: StaticString,
+        filePath: StaticString,
+        line: UInt,
+        column: UInt
+    ) {
+        self.dependency = dependency
+        self.message = message
+        self.fileID = fileID
+        self.filePath = filePath
+        self.line = line
+        self.column = column
+    }
+}
+
+extension DependencyIssue {
+    /// A function that receives every ``DependencyIssue``.
+    ///
+    /// It may be called from any thread, while the dependency is being resolved, so it
+    /// must be quick and must not resolve dependencies itself.
+    public typealias Reporter = @Sendable (DependencyIssue) -> Void
+
+    private static let installedReporter = Protected<Reporter>(standardError)
+
+    /// Where issues go: to ``standardError`` until something else is installed.
+    ///
+    /// Replace it to route issues to a logger or a crash reporter, and keep the previous
+    /// value to chain to it. Reading and writing it is safe from any thread. The
+    /// `DependencyInjectionTesting` product installs a reporter that records each issue
+    /// as a failure of the running test and hands other issues to the one it replaced:
+    ///
+    /// ```swift
+    /// let previous = DependencyIssue.reporter
+    /// DependencyIssue.reporter = { issue in
+    ///     analytics.track("dependency-issue", issue.dependency)
+    ///     previous(issue)
+    /// }
+    /// ```
+    public static var reporter: Reporter {
+        get { installedReporter.value }
+        set { installedReporter.value = newValue }
+    }
+
+    /// The default ``reporter``: writes the issue and where its registration is declared
+    /// to standard error, one line per issue.
+    public static let standardError: Reporter = { issue in
+        let line = "DependencyInjection: \(issue.message) (\(issue.fileID):\(issue.line))\n"
+        let bytes = Array(line.utf8)
+        bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count, let start = buffer.baseAddress {
+                let written = write(STDERR_FILENO, start + offset, buffer.count - offset)
+                if written <= 0 { return }
+                offset += written
+            }
+        }
+    }
+
+    /// Hands the issue to the installed ``reporter``.
+    func report() {
+        DependencyIssue.reporter(self)
+    }
+}

@@ -1,0 +1,94 @@
+#if canImport(XCTest)
+public import DependencyInjection
+public import XCTest
+
+/// An `XCTestCase` that runs each test with its own container as
+/// `DependencyContainer.main`.
+///
+/// Subclass it instead of `XCTestCase`. Every test method gets a fresh child of
+/// `DependencyContainer.mocks` (or of ``dependencyParent``), set as the task-local `main`
+/// around `setUp`, the test and `tearDown`; overrides made in one test never reach
+/// another, and the container is released when the test ends.
+///
+/// ```swift
+/// final class FeedViewModelTests: DependencyTestCase {
+///     override func configureDependencies(_ container: DependencyContainer) {
+///         container.override(\.httpClient) { StubHTTPClient() }
+///     }
+///
+///     func testShowsTheStubbedFeed() {
+///         dependencies.setValue("token", forKey: "token")   // this test only
+///         let model = FeedViewModel()                        // resolves from the test's container
+///         XCTAssertEqual(model.client.name, "stub")
+///     }
+/// }
+/// ```
+///
+/// A `DependencyIssue`, such as a resolved `unimplemented(placeholder:)`, becomes a
+/// failure of the running test.
+///
+/// To isolate a test class that must keep another base class, wrap `invokeTest()` the
+/// same way:
+///
+/// ```swift
+/// override func invokeTest() {
+///     DependencyContainer.withMain(DependencyContainer(parent: .mocks)) { super.invokeTest() }
+/// }
+/// ```
+///
+/// > Important: Detached tasks and threads the test starts itself do not inherit
+/// > task-local values and see the process-wide `main`; pass them ``dependencies``.
+open class DependencyTestCase: XCTestCase {
+    /// The running test's container, a child of ``dependencyParent``.
+    private var testContainer: DependencyContainer?
+
+    /// The container each test's container is a child of: `DependencyContainer.mocks`
+    /// unless a subclass returns another.
+    ///
+    /// ```swift
+    /// override var dependencyParent: DependencyContainer { .default }
+    /// ```
+    open var dependencyParent: DependencyContainer { .mocks }
+
+    /// Prepares each test's container before `setUp` runs; does nothing by default.
+    ///
+    /// Override it to install the overrides and values every test of the class needs.
+    /// Call `super` to keep a base class's configuration. It runs with the container
+    /// already set as `main`.
+    ///
+    /// - Parameter container: The container of the test about to run.
+    open func configureDependencies(_ container: DependencyContainer) {}
+
+    /// The container of the running test; the same as `DependencyContainer.main` inside it.
+    ///
+    /// Use it in `setUp` or in a test to add overrides for that test only, and hand it to
+    /// threads or detached tasks, which do not see the task-local `main`.
+    ///
+    /// > Important: Only available while a test runs.
+    public var dependencies: DependencyContainer {
+        guard let testContainer else {
+            preconditionFailure("DependencyTestCase.dependencies is only available while a test runs")
+        }
+        return testContainer
+    }
+
+    /// Runs the test, with its `setUp` and `tearDown`, inside its own container.
+    open override func invokeTest() {
+        TestRunnerReporter.install()
+        let container = DependencyContainer(parent: dependencyParent)
+        testContainer = container
+        // XCTest keeps test case objects until the run ends: drop the container now so
+        // that what the test overrode is released with it.
+        defer { testContainer = nil }
+        DependencyContainer.withMain(container) {
+            configureDependencies(container)
+            XCTestScope.$isRunning.withValue(true) { super.invokeTest() }
+        }
+    }
+}
+
+/// Whether the current task runs a ``DependencyTestCase`` test.
+enum XCTestScope {
+    @TaskLocal static var isRunning = false
+}
+#endif

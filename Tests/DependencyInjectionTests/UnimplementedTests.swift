@@ -1,0 +1,96 @@
+import DependencyInjection
+import Foundation
+import Testing
+
+protocol Analytics: Sendable { var name: String { get } }
+struct NoAnalytics: Analytics { let name = "placeholder" }
+struct LiveAnalytics: Analytics { let name = "live" }
+
+extension DependencyContainer {
+    var analytics: Provider<any Analytics> { unimplemented() }
+    var analyticsOrPlaceholder: Provider<any Analytics> { unimplemented(placeholder: NoAnalytics()) }
+    subscript(region region: String) -> Provider<any Analytics> { unimplemented() }
+}
+
+/// Placeholders are resolved only in exit tests (a child process) or after an override:
+/// resolving one here would report an issue in this process, where the testing product
+/// may have installed a reporter that fails the running test.
+@Suite struct UnimplementedTests {
+    // MARK: - Stopping
+
+    @Test func resolvingStopsWithTheNameAndHowToSupplyIt() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = DependencyContainer().analytics()
+        }
+        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(output.contains(
+            "analytics is not implemented in this module: supply it with container.override(\\.analytics) { … }"))
+        #expect(output.contains("UnimplementedTests.swift"))
+    }
+
+    @Test func aSubscriptIsNamedAsItsKeyPath() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = DependencyContainer()[region: "eu"]()
+        }
+        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(output.contains("container.override(\\.[region: …]) { … }"), "\(output)")
+    }
+
+    // MARK: - Supplying
+
+    @Test func anOverrideSuppliesItAndIsBuiltOncePerContainer() {
+        let container = DependencyContainer()
+        let builds = Collected<Int>()
+        container.override(\.analytics) {
+            builds.append(1)
+            return LiveAnalytics()
+        }
+        #expect(container.analytics().name == "live")
+        #expect(container.analytics().name == "live")
+        #expect(builds.values.count == 1)
+    }
+
+    @Test func aChildSeesItsParentsOverride() {
+        let parent = DependencyContainer()
+        parent.override(\.analytics) { LiveAnalytics() }
+        parent.override(\.analyticsOrPlaceholder) { LiveAnalytics() }
+        let child = DependencyContainer(parent: parent)
+        #expect(child.analytics().name == "live")
+        #expect(child.analyticsOrPlaceholder().name == "live")
+    }
+
+    // MARK: - Placeholder
+
+    @Test func placeholderIsReportedToStandardErrorAndReturned() async {
+        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+            let value = DependencyContainer().analyticsOrPlaceholder()
+            precondition(value.name == "placeholder")
+        }
+        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(output.contains(
+            "DependencyInjection: analyticsOrPlaceholder is not implemented in this module, "
+                + "so its placeholder was used: supply it with "
+                + "container.override(\\.analyticsOrPlaceholder) { … }"), "\(output)")
+        #expect(output.contains("DependencyInjectionTests/UnimplementedTests.swift:"))
+    }
+
+    @Test func anInstalledReporterReceivesEachIssueOncePerContainer() async {
+        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+            let seen = Collected<DependencyIssue>()
+            DependencyIssue.reporter = { seen.append($0) }
+            let first = DependencyContainer()
+            _ = first.analyticsOrPlaceholder()
+            _ = first.analyticsOrPlaceholder()
+            _ = DependencyContainer(parent: first).analyticsOrPlaceholder()
+            let issues = seen.values
+            precondition(issues.count == 2, "\(issues.count) issues")
+            precondition(issues.allSatisfy { $0.dependency == "analyticsOrPlaceholder" })
+            precondition(issues[0].fileID.description == "DependencyInjectionTests/UnimplementedTests.swift")
+            precondition(issues[0].filePath.description.hasSuffix("UnimplementedTests.swift"))
+            precondition(issues[0].line == 11 && issues[0].column > 1)
+            precondition(issues[0].description == issues[0].message)
+        }
+        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(!output.contains("DependencyInjection:"), "the default reporter was replaced")
+    }
+}
