@@ -92,6 +92,12 @@ final class ResolutionStack {
     /// The innermost construction running on this thread, if any.
     var top: Frame? { frames.last }
 
+    /// How deep a resolution starting now is, counting the async constructions this
+    /// thread's synchronous ones run inside.
+    var traceDepth: Int {
+        frames.count + (AsyncFrame.current.map { $0.depth + 1 } ?? 0)
+    }
+
     /// Whether a construction is running on this thread.
     var isBuilding: Bool { !storage.pointee.frames.isEmpty }
 

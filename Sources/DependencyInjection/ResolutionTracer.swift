@@ -131,7 +131,7 @@ extension DependencyContainer {
             sequence,
             event: ResolutionEvent(
                 name: provider.name.description, type: String(describing: Value.self),
-                scope: provider.scope, outcome: outcome, depth: stack.frames.count, duration: 0),
+                scope: provider.scope, outcome: outcome, depth: stack.traceDepth, duration: 0),
             tracer: tracer)
     }
 }
@@ -147,7 +147,7 @@ struct TracedConstruction {
         self.tracer = tracer
         if tracer != nil {
             sequence = stack.beginTracedResolution()
-            depth = stack.frames.count
+            depth = stack.traceDepth
             start = DispatchTime.now().uptimeNanoseconds
         } else {
             sequence = 0

@@ -1,0 +1,220 @@
+import DependencyInjection
+import Testing
+
+struct OpenFailed: Error {}
+
+final class Database: Sendable {
+    let url: String
+    init(url: String) { self.url = url }
+}
+
+actor Store {
+    private(set) var items: [String] = []
+    func add(_ item: String) { items.append(item) }
+}
+
+extension DependencyContainer {
+    var databaseURL: String { isMocked ? "memory://" : "file:///db.sqlite" }
+
+    /// Takes a moment to open, and fails while the stored value "failures" is positive.
+    var database: AsyncProvider<Database> {
+        singleton {
+            self.count("database")
+            try await Task.sleep(nanoseconds: 20_000_000)
+            if let failures: Counter = self.getValue(forKey: "failures"), failures.count < 2 {
+                failures.increment()
+                throw OpenFailed()
+            }
+            // Had the construction been cancelled along with a waiter, this would throw.
+            try Task.checkCancellation()
+            return Database(url: self.databaseURL)
+        }
+    }
+    var report: AsyncProvider<String> {
+        factory {
+            await Task.yield()
+            return "report over \(self.httpClient().name)"
+        }
+    }
+    var databaseClient: AsyncProvider<any HTTPClient> {
+        singleton {
+            self.count("databaseClient")
+            _ = try await self.database()
+            return self.httpClient()
+        }
+    }
+    var asyncImageCache: AsyncProvider<ImageCache> { shared { ImageCache() } }
+    subscript(account id: Int) -> AsyncProvider<UserSession> {
+        singleton(id) { UserSession(id: "\(id)") }
+    }
+    var store: Provider<Store> { singleton { Store() } }
+    var asyncStore: AsyncProvider<Store> { singleton { Store() } }
+}
+
+@Suite struct AsyncProviderTests {
+    // MARK: - Scopes
+
+    @Test func asyncSingletonIsBuiltOnceAndReused() async throws {
+        let container = DependencyContainer()
+        let opens = container.counter("database")
+        let first = try await container.database()
+        let second = try await container.database()
+        #expect(first === second)
+        #expect(first.url == "file:///db.sqlite")
+        #expect(opens.count == 1)
+    }
+
+    @Test func asyncFactoryBuildsEachTimeAndMayResolveSyncDependencies() async throws {
+        let container = DependencyContainer()
+        #expect(try await container.report() == "report over live")
+    }
+
+    @Test func parameterizedAsyncSingleton() async throws {
+        let container = DependencyContainer()
+        let one = try await container[account: 1]()
+        #expect(try await container[account: 1]() === one)
+        #expect(try await container[account: 2]() !== one)
+    }
+
+    @Test func asyncSharedIsReusedWhileHeld() async throws {
+        let container = DependencyContainer()
+        let held = try await container.asyncImageCache()
+        #expect(try await container.asyncImageCache() === held)
+        weak var released: ImageCache?
+        do { released = try await DependencyContainer().asyncImageCache() }
+        #expect(released == nil)
+    }
+
+    // MARK: - Concurrency
+
+    @Test func manyTasksShareOneConstruction() async throws {
+        let container = DependencyContainer()
+        let opens = container.counter("database")
+        let identities = try await withThrowingTaskGroup(of: ObjectIdentifier.self) { group in
+            for _ in 0..<1_000 {
+                group.addTask { ObjectIdentifier(try await container.database()) }
+            }
+            return try await group.reduce(into: Set()) { $0.insert($1) }
+        }
+        #expect(identities.count == 1)
+        #expect(opens.count == 1)
+    }
+
+    @Test func aFailedConstructionIsNotCachedAndTheNextOneRetries() async throws {
+        let container = DependencyContainer()
+        let opens = container.counter("database")
+        container.setValue(Counter(), forKey: "failures")
+        await #expect(throws: OpenFailed.self) { try await container.database() }
+        await #expect(throws: OpenFailed.self) { try await container.database() }
+        let database = try await container.database()
+        #expect(try await container.database() === database)
+        #expect(opens.count == 3)
+    }
+
+    @Test func concurrentWaitersAllSeeTheSameFailure() async {
+        let container = DependencyContainer()
+        let failures = Counter()
+        failures.increment()  // exactly one failure left
+        container.setValue(failures, forKey: "failures")
+        let outcomes = await withTaskGroup(of: Bool.self) { group in
+            for _ in 0..<20 {
+                group.addTask { (try? await container.database()) != nil }
+            }
+            return await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        // All 20 asked while the first (failing) construction was in flight, or after the
+        // retry succeeded; none got a half-built value.
+        #expect(outcomes.count == 20)
+        #expect(outcomes.contains(false))
+        let database = try? await container.database()
+        #expect(database?.url == "file:///db.sqlite")
+    }
+
+    @Test func cancellingOneWaiterDoesNotCancelTheConstruction() async throws {
+        let container = DependencyContainer()
+        let opens = container.counter("database")
+        let cancelled = Task { try await container.database() }
+        let other = Task { try await container.database() }
+        cancelled.cancel()
+        let database = try await other.value
+        #expect(database.url == "file:///db.sqlite")
+        #expect(try await cancelled.value === database)
+        #expect(opens.count == 1)
+    }
+
+    // MARK: - Overrides, reset, children
+
+    @Test func asyncOverrideReplacesAndResetRestores() async throws {
+        let container = DependencyContainer()
+        container.override(\.database) { Database(url: "stub://") }
+        #expect(try await container.database().url == "stub://")
+        container.reset(\.database)
+        #expect(try await container.database().url == "file:///db.sqlite")
+    }
+
+    @Test func overridingASyncDependencyDropsAsyncSingletonsBuiltFromIt() async throws {
+        let container = DependencyContainer()
+        #expect(try await container.databaseClient().name == "live")
+        container.override(\.httpClient) { StubHTTPClient() }
+        #expect(try await container.databaseClient().name == "stub")
+    }
+
+    @Test func overridingAnAsyncDependencyDropsWhatWasBuiltFromIt() async throws {
+        let container = DependencyContainer()
+        let builds = container.counter("databaseClient")
+        _ = try await container.databaseClient()
+        _ = try await container.databaseClient()
+        #expect(builds.count == 1)
+        container.override(\.database) { Database(url: "stub://") }
+        _ = try await container.databaseClient()
+        #expect(builds.count == 2)
+    }
+
+    @Test func childSeesParentAsyncOverridesAndKeepsItsOwnInstances() async throws {
+        let parent = DependencyContainer(isMocked: true)
+        let child = DependencyContainer(parent: parent)
+        #expect(try await child.database().url == "memory://")
+        #expect(try await child.database() !== (try await parent.database()))
+
+        parent.override(\.database) { Database(url: "parent://") }
+        #expect(try await child.database().url == "parent://")
+        child.override(\.database) { Database(url: "child://") }
+        #expect(try await child.database().url == "child://")
+        #expect(try await parent.database().url == "parent://")
+    }
+
+    @Test func withMainReachesAsyncConstructions() async throws {
+        let mocked = DependencyContainer(isMocked: true)
+        let url = try await DependencyContainer.withMain(mocked) {
+            try await DependencyContainer.main.database().url
+        }
+        #expect(url == "memory://")
+    }
+
+    // MARK: - Trace
+
+    @Test func asyncResolutionsAreTraced() async throws {
+        let container = DependencyContainer()
+        let events = Collected<ResolutionEvent>()
+        container.tracer = ResolutionTracer { $0.forEach(events.append) }
+        _ = try await container.databaseClient()
+        _ = try await container.databaseClient()
+        let seen = events.values.map { "\($0.name) \($0.depth) \($0.outcome.rawValue)" }
+        #expect(seen.contains("database 1 built"))
+        #expect(seen.contains("httpClient 1 built"))
+        #expect(seen.contains("databaseClient 0 built"))
+        #expect(seen.last == "databaseClient 0 cached")
+    }
+
+    // MARK: - Actors
+
+    @Test func actorsAreRegisteredAndAwaited() async throws {
+        let container = DependencyContainer()
+        await container.store().add("one")
+        await container.store().add("two")
+        #expect(await container.store().items == ["one", "two"])
+        let asyncStore = try await container.asyncStore()
+        await asyncStore.add("three")
+        #expect(await (try await container.asyncStore()).items == ["three"])
+    }
+}
