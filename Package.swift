@@ -18,6 +18,17 @@ let package = Package(
             name: "DependencyInjectionTestingTests",
             dependencies: ["DependencyInjection", "DependencyInjectionTesting"]
         ),
+        // A module built the way new app projects are: main-actor default isolation and
+        // nonisolated(nonsending) async functions. It proves registration and injection
+        // read the same there. (`.defaultIsolation` needs tools 6.2; the flag does not.)
+        .testTarget(
+            name: "DefaultMainActorTests",
+            dependencies: ["DependencyInjection"],
+            swiftSettings: [
+                .unsafeFlags(["-default-isolation", "MainActor"]),
+                .enableUpcomingFeature("NonisolatedNonsendingByDefault"),
+            ]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

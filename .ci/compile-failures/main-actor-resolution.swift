@@ -1,0 +1,13 @@
+// Must NOT compile: a main-actor registration resolved from code that is not on the
+// main actor. `.ci/run` type-checks this file and expects the isolation error.
+import DependencyInjection
+
+@MainActor final class ViewModel {}
+
+extension DependencyContainer {
+    @MainActor var viewModel: Provider<ViewModel> { factory { ViewModel() } }
+}
+
+func resolveOffTheMainActor(_ container: DependencyContainer) {
+    _ = container.viewModel()
+}
