@@ -145,18 +145,4 @@ extension DependencyContainer {
                 scope: provider.scope, outcome: outcome, depth: depth, duration: duration)
         ])
     }
-
-    /// The async override for `provider` here or in the nearest parent that has one.
-    func asyncOverrideFactory<Value>(
-        for provider: AsyncProvider<Value>
-    ) -> (@Sendable () async throws -> Value)? {
-        var container: DependencyContainer? = self
-        while let current = container {
-            if let found = current.lock.withLock({ current.state.overrides[provider.key] }) {
-                return unsafeDowncast(found, to: AsyncOverride<Value>.self).make
-            }
-            container = current.parent
-        }
-        return nil
-    }
 }

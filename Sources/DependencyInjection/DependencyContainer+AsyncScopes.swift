@@ -20,10 +20,7 @@ extension DependencyContainer {
         column: UInt = #column,
         _ make: @escaping @Sendable () async throws -> Value
     ) -> AsyncProvider<Value> {
-        AsyncProvider(
-            container: self,
-            key: ProviderKey(file: fileID, line: line, column: column, type: Value.self, argument: nil),
-            name: name, scope: .factory, make: make)
+        AsyncProvider(self, .factory, nil, name, fileID, line, column, make)
     }
 
     /// An async provider whose instance is built once per container, however many tasks
@@ -52,10 +49,7 @@ extension DependencyContainer {
         column: UInt = #column,
         _ make: @escaping @Sendable () async throws -> Value
     ) -> AsyncProvider<Value> {
-        AsyncProvider(
-            container: self,
-            key: ProviderKey(file: fileID, line: line, column: column, type: Value.self, argument: nil),
-            name: name, scope: .singleton, make: make)
+        AsyncProvider(self, .singleton, nil, name, fileID, line, column, make)
     }
 
     /// An async provider of one instance per distinct argument, kept like a singleton.
@@ -83,12 +77,7 @@ extension DependencyContainer {
         column: UInt = #column,
         _ make: @escaping @Sendable () async throws -> Value
     ) -> AsyncProvider<Value> {
-        AsyncProvider(
-            container: self,
-            key: ProviderKey(
-                file: fileID, line: line, column: column, type: Value.self,
-                argument: ProviderKey.Argument(argument)),
-            name: name, scope: .singleton, make: make)
+        AsyncProvider(self, .singleton, ProviderKey.Argument(argument), name, fileID, line, column, make)
     }
 
     /// An async provider whose instance is reused while something else holds it.
@@ -112,9 +101,6 @@ extension DependencyContainer {
         column: UInt = #column,
         _ make: @escaping @Sendable () async throws -> Value
     ) -> AsyncProvider<Value> {
-        AsyncProvider(
-            container: self,
-            key: ProviderKey(file: fileID, line: line, column: column, type: Value.self, argument: nil),
-            name: name, scope: .shared, make: make)
+        AsyncProvider(self, .shared, nil, name, fileID, line, column, make)
     }
 }

@@ -104,11 +104,23 @@ extension DependencyContainer {
 
     /// The override for `provider` in this container or the nearest parent that has one.
     func overrideFactory<Value>(for provider: Provider<Value>) -> (() -> Value)? {
+        installedOverride(for: provider.key).map { unsafeDowncast($0, to: Override<Value>.self).make }
+    }
+
+    /// The override for an async `provider` here or in the nearest parent that has one.
+    func asyncOverrideFactory<Value>(
+        for provider: AsyncProvider<Value>
+    ) -> (@Sendable () async throws -> Value)? {
+        installedOverride(for: provider.key).map { unsafeDowncast($0, to: AsyncOverride<Value>.self).make }
+    }
+
+    /// The override box for `key` here or in the nearest parent that has one. The box's
+    /// type matches the key: keys include the value type, and sync and async
+    /// registrations never share a call site.
+    private func installedOverride(for key: ProviderKey) -> AnyObject? {
         var container: DependencyContainer? = self
         while let current = container {
-            if let found = current.lock.withLock({ current.state.overrides[provider.key] }) {
-                return unsafeDowncast(found, to: Override<Value>.self).make
-            }
+            if let found = current.lock.withLock({ current.state.overrides[key] }) { return found }
             container = current.parent
         }
         return nil

@@ -26,10 +26,7 @@ extension DependencyContainer {
         column: UInt = #column,
         _ make: @escaping () -> Value
     ) -> Provider<Value> {
-        Provider(
-            container: self,
-            key: ProviderKey(file: fileID, line: line, column: column, type: Value.self, argument: nil),
-            name: name, scope: .factory, make: make)
+        Provider(self, .factory, nil, name, fileID, line, column, make)
     }
 
     /// A provider whose instance is built once per container and then reused.
@@ -57,10 +54,7 @@ extension DependencyContainer {
         column: UInt = #column,
         _ make: @escaping () -> Value
     ) -> Provider<Value> {
-        Provider(
-            container: self,
-            key: ProviderKey(file: fileID, line: line, column: column, type: Value.self, argument: nil),
-            name: name, scope: .singleton, make: make)
+        Provider(self, .singleton, nil, name, fileID, line, column, make)
     }
 
     /// A provider of one instance per distinct argument, kept like a singleton.
@@ -94,12 +88,7 @@ extension DependencyContainer {
         column: UInt = #column,
         _ make: @escaping () -> Value
     ) -> Provider<Value> {
-        Provider(
-            container: self,
-            key: ProviderKey(
-                file: fileID, line: line, column: column, type: Value.self,
-                argument: ProviderKey.Argument(argument)),
-            name: name, scope: .singleton, make: make)
+        Provider(self, .singleton, ProviderKey.Argument(argument), name, fileID, line, column, make)
     }
 
     /// A provider whose instance is reused while something else holds it.
@@ -130,10 +119,7 @@ extension DependencyContainer {
         column: UInt = #column,
         _ make: @escaping () -> Value
     ) -> Provider<Value> {
-        Provider(
-            container: self,
-            key: ProviderKey(file: fileID, line: line, column: column, type: Value.self, argument: nil),
-            name: name, scope: .shared, make: make)
+        Provider(self, .shared, nil, name, fileID, line, column, make)
     }
 
     /// A provider of one weakly held instance per distinct argument.
@@ -161,11 +147,6 @@ extension DependencyContainer {
         column: UInt = #column,
         _ make: @escaping () -> Value
     ) -> Provider<Value> {
-        Provider(
-            container: self,
-            key: ProviderKey(
-                file: fileID, line: line, column: column, type: Value.self,
-                argument: ProviderKey.Argument(argument)),
-            name: name, scope: .shared, make: make)
+        Provider(self, .shared, ProviderKey.Argument(argument), name, fileID, line, column, make)
     }
 }

@@ -44,6 +44,19 @@ public struct Provider<Value> {
         self.make = make
     }
 
+    /// A provider declared at a call site of `factory`, `singleton` or `shared`.
+    @inlinable
+    init(
+        _ container: DependencyContainer, _ scope: DependencyScope, _ argument: ProviderKey.Argument?,
+        _ name: StaticString, _ fileID: StaticString, _ line: UInt, _ column: UInt,
+        _ make: @escaping () -> Value
+    ) {
+        self.init(
+            container: container,
+            key: ProviderKey(file: fileID, line: line, column: column, type: Value.self, argument: argument),
+            name: name, scope: scope, make: make)
+    }
+
     /// Resolves the dependency in the container the provider came from.
     ///
     /// The scope decides what happens: a factory builds a new instance, a singleton
