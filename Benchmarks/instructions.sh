@@ -16,7 +16,8 @@
 # posix_memalign and aligned_alloc made from inside the loop.
 #
 # Usage: Benchmarks/instructions.sh [--profile] [SMALL LARGE]
-#   --profile  also print callgrind_annotate's top functions inside each loop
+#   --profile  also count this package's side of scenarios A, C, D and F, and print
+#              callgrind_annotate's top functions inside each loop
 set -euo pipefail
 
 cd "$(dirname "$0")"
@@ -45,6 +46,10 @@ loop_function() {
         singleton) echo hotPathSingletonLoop ;;
         wrapper) echo hotPathWrapperLoop ;;
         baseline) echo hotPathBaselineLoop ;;
+        leaf) echo hotPathLeafLoop ;;
+        chain) echo hotPathChainLoop ;;
+        property) echo hotPathPropertyLoop ;;
+        override) echo hotPathOverrideLoop ;;
     esac
 }
 
@@ -74,26 +79,41 @@ allocations() {
         /^cfn=\(/ { callee = name_of($0) }
         /^calls=/ {
             split($0, parts, /[= ]/)
-            if (callee ~ /^(malloc|calloc|realloc|posix_memalign|aligned_alloc|__libc_malloc)$/) total += parts[2]
+            if (callee ~ /^(malloc|calloc|realloc|posix_memalign|aligned_alloc)$/) total += parts[2]
         }
         END { print total + 0 }
     ' "$1"
 }
 
-declare -A per_op allocs
-for path in baseline singleton wrapper; do
-    run "$path" "$small"
-    run "$path" "$large"
-    small_ir=$(instructions "$work/$path.$small.out")
-    large_ir=$(instructions "$work/$path.$large.out")
-    small_alloc=$(allocations "$work/$path.$small.out")
-    large_alloc=$(allocations "$work/$path.$large.out")
-    per_op[$path]=$(awk -v a="$small_ir" -v b="$large_ir" -v n="$small" -v m="$large" \
+declare -A per_op allocs small_of large_of
+# measure PATH SMALL LARGE
+measure() {
+    local path=$1 n=$2 m=$3
+    run "$path" "$n"
+    run "$path" "$m"
+    local small_ir large_ir small_alloc large_alloc
+    small_ir=$(instructions "$work/$path.$n.out")
+    large_ir=$(instructions "$work/$path.$m.out")
+    small_alloc=$(allocations "$work/$path.$n.out")
+    large_alloc=$(allocations "$work/$path.$m.out")
+    per_op[$path]=$(awk -v a="$small_ir" -v b="$large_ir" -v n="$n" -v m="$m" \
         'BEGIN { printf "%.1f", (b - a) / (m - n) }')
-    allocs[$path]=$(awk -v a="$small_alloc" -v b="$large_alloc" -v n="$small" -v m="$large" \
+    allocs[$path]=$(awk -v a="$small_alloc" -v b="$large_alloc" -v n="$n" -v m="$m" \
         'BEGIN { printf "%.3f", (b - a) / (m - n) }')
-    echo "$path: Ir $small_ir for $small ops, $large_ir for $large ops; malloc calls $small_alloc and $large_alloc" >&2
+    small_of[$path]=$n
+    large_of[$path]=$m
+    echo "$path: Ir $small_ir for $n ops, $large_ir for $m ops; malloc calls $small_alloc and $large_alloc" >&2
+}
+
+for path in baseline singleton wrapper; do
+    measure "$path" "$small" "$large"
 done
+if [[ "$profile" == yes ]]; then
+    # The scenarios cost thousands of instructions each: fewer operations suffice.
+    for path in leaf chain property override; do
+        measure "$path" $((small / 10)) $((large / 10))
+    done
+fi
 
 net() {
     awk -v a="${per_op[$1]}" -v b="${per_op[baseline]}" 'BEGIN { printf "%.1f", a - b }'
@@ -116,14 +136,37 @@ verdict singleton 250 "cached singleton resolve"
 verdict wrapper 60 "@Dependency read after first access"
 
 if [[ "$profile" == yes ]]; then
-    for path in singleton wrapper; do
+    echo
+    echo "This package's side of the scenarios, per operation (same method, fewer operations):"
+    printf '%-44s %10s %14s\n' "scenario" "Ir/op" "mallocs/op"
+    printf '%-44s %10s %14s\n' "A. container.leaf()" "${per_op[leaf]}" "${allocs[leaf]}"
+    printf '%-44s %10s %14s\n' "C. container.chainE()" "${per_op[chain]}" "${allocs[chain]}"
+    printf '%-44s %10s %14s\n' "D. InjectedHolder(), read once" "${per_op[property]}" "${allocs[property]}"
+    printf '%-44s %10s %14s\n' "F. override(\\.client), then client()" "${per_op[override]}" "${allocs[override]}"
+
+    # Swift symbols demangled when the toolchain can, library paths dropped.
+    readable() {
+        if swift demangle --help >/dev/null 2>&1; then swift demangle --simplified; else cat; fi \
+            | sed -E 's/ \[[^]]*\]$//'
+    }
+    # top FILE KIND: the 25 costliest functions inside the loop, without the frames
+    # outside it (main, libc start-up) that every inclusive listing repeats.
+    top() {
+        callgrind_annotate --auto=no --inclusive="$2" "$1" 2>/dev/null \
+            | awk '
+                go && NF && !/libc-start|below main|[?]:0x[0-9a-f]+$|ResolutionBenchmarks_main|runHotPath/ {
+                    if (shown++ < 25) print
+                }
+                /file:function/ { getline; go = 1 }' \
+            | readable
+    }
+    for path in singleton wrapper leaf chain property override; do
+        file="$work/$path.${large_of[$path]}.out"
         echo
-        echo "== $path: top functions inside the loop, $large ops (exclusive Ir) =="
-        callgrind_annotate --inclusive=no "$work/$path.$large.out" 2>/dev/null \
-            | sed -n '/^ *Ir/,$p' | head -n 30
+        echo "== $path: top functions inside the loop, ${large_of[$path]} ops, exclusive Ir (divide by ops for Ir/op) =="
+        top "$file" no
         echo
-        echo "== $path: top functions inside the loop, $large ops (inclusive Ir) =="
-        callgrind_annotate --inclusive=yes "$work/$path.$large.out" 2>/dev/null \
-            | sed -n '/^ *Ir/,$p' | head -n 30
+        echo "== $path: top functions inside the loop, ${large_of[$path]} ops, inclusive Ir =="
+        top "$file" yes
     done
 fi

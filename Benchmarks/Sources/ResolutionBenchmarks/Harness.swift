@@ -130,7 +130,7 @@ struct Summary {
 }
 
 struct RunOptions {
-    var repetitions = 11
+    var repetitions = 21
     /// Target duration of one repetition of one benchmark.
     var repetitionNanoseconds: UInt64 = 20_000_000
     var scenarios = Scenario.allCases

@@ -6,6 +6,7 @@ struct Report {
     let contestants: [Contestant]
     let options: RunOptions
     let seconds: Double
+    let loadAtStart: String?
 
     static let ours = "DependencyInjection"
     static let direct = "Direct"
@@ -14,6 +15,7 @@ struct Report {
         var lines: [String] = []
         lines.append("Date: \(Self.timestamp())")
         lines.append("Machine: \(Self.machineDescription())")
+        if let load = loadAtStart { lines.append("Load average at start: \(load)") }
         lines.append(
             "Run: release build, \(options.repetitions) repetitions of about "
                 + "\(options.repetitionNanoseconds / 1_000_000) ms per cell, contestants interleaved; "
@@ -117,14 +119,30 @@ struct Report {
     static func machineDescription() -> String {
         let info = ProcessInfo.processInfo
         var cpu = "unknown CPU"
-        if let cpuinfo = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8),
-            let line = cpuinfo.split(separator: "\n").first(where: { $0.hasPrefix("model name") }),
-            let model = line.split(separator: ":", maxSplits: 1).last
-        {
-            cpu = model.trimmingCharacters(in: .whitespaces)
+        if let cpuinfo = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8) {
+            func field(_ name: String) -> String? {
+                cpuinfo.split(separator: "\n")
+                    .first { $0.split(separator: ":").first?.trimmingCharacters(in: .whitespaces) == name }
+                    .flatMap { $0.split(separator: ":", maxSplits: 1).last }
+                    .map { $0.trimmingCharacters(in: .whitespaces) }
+            }
+            cpu = field("model name") ?? cpu
+            if let family = field("cpu family"), let model = field("model") {
+                cpu += " (family \(family), model \(model))"
+            }
+            if field("flags")?.split(separator: " ").contains("hypervisor") == true {
+                cpu += " in a virtual machine"
+            }
         }
         let memory = Double(info.physicalMemory) / Double(1 << 30)
         return "\(cpu), \(info.activeProcessorCount) cores, "
             + String(format: "%.0f GiB", memory) + ", \(info.operatingSystemVersionString)"
+    }
+
+    /// The 1-, 5- and 15-minute load averages, where the system tells them: other work
+    /// on the machine shows in the spread of each cell and most in scenario E.
+    static func loadAverage() -> String? {
+        guard let text = try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8) else { return nil }
+        return text.split(separator: " ").prefix(3).joined(separator: " ")
     }
 }

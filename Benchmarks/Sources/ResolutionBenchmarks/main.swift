@@ -6,7 +6,7 @@ import Foundation
 
 let usage = """
     usage: ResolutionBenchmarks [--quick] [--repetitions N] [--milliseconds N] [--scenarios ABCDEF]
-           ResolutionBenchmarks --hot-path singleton|wrapper|baseline COUNT
+           ResolutionBenchmarks --hot-path singleton|wrapper|baseline|leaf|chain|property|override COUNT
     """
 
 func fail(_ message: String) -> Never {
@@ -51,6 +51,10 @@ while let argument = arguments.popFirst() {
     }
 }
 
+#if DEBUG
+printProgress("warning: this is a debug build; time a release build (swift run -c release ...)")
+#endif
+
 let contestants = [
     directContestant(),
     dependencyInjectionContestant(),
@@ -60,7 +64,9 @@ let contestants = [
 for contestant in contestants { contestant.check() }
 printProgress("Sanity checks passed; timing \(options.scenarios.count) scenarios, \(options.repetitions) repetitions each.")
 
+let loadAtStart = Report.loadAverage()
 let started = Date()
 let results = runAll(contestants, options: options)
 let seconds = Date().timeIntervalSince(started)
-print(Report(results: results, contestants: contestants, options: options, seconds: seconds).text)
+print(Report(results: results, contestants: contestants, options: options, seconds: seconds,
+    loadAtStart: loadAtStart).text)
