@@ -149,13 +149,16 @@ if [[ "$profile" == yes ]]; then
         if swift demangle --help >/dev/null 2>&1; then swift demangle --simplified; else cat; fi \
             | sed -E 's/ \[[^]]*\]$//'
     }
-    # top FILE KIND: the 25 costliest functions inside the loop, without the frames
-    # outside it (main, libc start-up) that every inclusive listing repeats.
+    # top FILE KIND OPS: the 25 costliest functions inside the loop, as Ir per operation,
+    # without the frames outside the loop (main, libc start-up) that inclusive listings add.
     top() {
         callgrind_annotate --auto=no --inclusive="$2" "$1" 2>/dev/null \
-            | awk '
-                go && NF && !/libc-start|below main|[?]:0x[0-9a-f]+$|ResolutionBenchmarks_main|runHotPath/ {
-                    if (shown++ < 25) print
+            | awk -v ops="$3" '
+                go && match($0, /^ *[0-9,]+ +\( *[0-9.]+%\) +/) {
+                    name = substr($0, RSTART + RLENGTH)
+                    if (name ~ /libc-start|below main|[?]:0x[0-9a-f]+( |$)|ResolutionBenchmarks_main|runHotPath/) next
+                    count = $1; gsub(",", "", count)
+                    if (shown++ < 25) printf "%9.1f  %s\n", count / ops, name
                 }
                 /file:function/ { getline; go = 1 }' \
             | readable
@@ -163,10 +166,10 @@ if [[ "$profile" == yes ]]; then
     for path in singleton wrapper leaf chain property override; do
         file="$work/$path.${large_of[$path]}.out"
         echo
-        echo "== $path: top functions inside the loop, ${large_of[$path]} ops, exclusive Ir (divide by ops for Ir/op) =="
-        top "$file" no
+        echo "== $path: top functions inside the loop, exclusive Ir/op (${large_of[$path]} ops) =="
+        top "$file" no "${large_of[$path]}"
         echo
-        echo "== $path: top functions inside the loop, ${large_of[$path]} ops, inclusive Ir =="
-        top "$file" yes
+        echo "== $path: top functions inside the loop, inclusive Ir/op (${large_of[$path]} ops) =="
+        top "$file" yes "${large_of[$path]}"
     done
 fi
