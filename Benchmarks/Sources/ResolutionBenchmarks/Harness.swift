@@ -144,7 +144,8 @@ func calibrate(_ measure: Measure, target: UInt64) -> Int {
         let elapsed = measure(count)
         if elapsed >= 2_000_000 || count >= 1 << 30 {
             let scaled = Double(count) * Double(target) / Double(max(elapsed, 1))
-            return max(1, Int(scaled.rounded()))
+            // Even, so that two threads share the operations exactly (scenario E).
+            return max(2, Int(scaled.rounded()) & ~1)
         }
         count *= 2
     }
