@@ -1,0 +1,156 @@
+import Dependencies
+
+// swift-dependencies 1.17.1, used the way its documentation shows: a `DependencyKey` per
+// dependency, a computed property on `DependencyValues`, `@Dependency` to read it and
+// `withDependencies` to override it.
+//
+// Its dependencies are values, and a live value is built once and cached, so "a new
+// object each time" is a factory closure as the dependency (the library's own idiom for
+// clients), read through `@Dependency` and called.
+
+private enum LeafFactoryKey: DependencyKey {
+    static let liveValue: @Sendable () -> Leaf = { Leaf() }
+}
+
+private enum ClientKey: DependencyKey {
+    static let liveValue: any Client = LiveClient()
+}
+
+private enum ChainAFactoryKey: DependencyKey {
+    static let liveValue: @Sendable () -> ChainA = { ChainA() }
+}
+
+private enum ChainBFactoryKey: DependencyKey {
+    static let liveValue: @Sendable () -> ChainB = {
+        @Dependency(\.makeChainA) var makeChainA
+        return ChainB(a: makeChainA())
+    }
+}
+
+private enum ChainCFactoryKey: DependencyKey {
+    static let liveValue: @Sendable () -> ChainC = {
+        @Dependency(\.makeChainB) var makeChainB
+        return ChainC(b: makeChainB())
+    }
+}
+
+private enum ChainDFactoryKey: DependencyKey {
+    static let liveValue: @Sendable () -> ChainD = {
+        @Dependency(\.makeChainC) var makeChainC
+        return ChainD(c: makeChainC())
+    }
+}
+
+private enum ChainEFactoryKey: DependencyKey {
+    static let liveValue: @Sendable () -> ChainE = {
+        @Dependency(\.makeChainD) var makeChainD
+        return ChainE(d: makeChainD())
+    }
+}
+
+extension DependencyValues {
+    var makeLeaf: @Sendable () -> Leaf {
+        get { self[LeafFactoryKey.self] }
+        set { self[LeafFactoryKey.self] = newValue }
+    }
+
+    var benchClient: any Client {
+        get { self[ClientKey.self] }
+        set { self[ClientKey.self] = newValue }
+    }
+
+    var makeChainA: @Sendable () -> ChainA {
+        get { self[ChainAFactoryKey.self] }
+        set { self[ChainAFactoryKey.self] = newValue }
+    }
+
+    var makeChainB: @Sendable () -> ChainB {
+        get { self[ChainBFactoryKey.self] }
+        set { self[ChainBFactoryKey.self] = newValue }
+    }
+
+    var makeChainC: @Sendable () -> ChainC {
+        get { self[ChainCFactoryKey.self] }
+        set { self[ChainCFactoryKey.self] = newValue }
+    }
+
+    var makeChainD: @Sendable () -> ChainD {
+        get { self[ChainDFactoryKey.self] }
+        set { self[ChainDFactoryKey.self] = newValue }
+    }
+
+    var makeChainE: @Sendable () -> ChainE {
+        get { self[ChainEFactoryKey.self] }
+        set { self[ChainEFactoryKey.self] = newValue }
+    }
+}
+
+/// An object with one injected property, read through the package's own wrapper.
+final class DependenciesHolder {
+    @Dependency(\.benchClient) var client
+}
+
+@inline(__always)
+private func resolveLeaf() -> Leaf {
+    @Dependency(\.makeLeaf) var makeLeaf
+    return makeLeaf()
+}
+
+@inline(__always)
+private func resolveClient() -> any Client {
+    @Dependency(\.benchClient) var client
+    return client
+}
+
+@inline(__always)
+private func resolveChain() -> ChainE {
+    @Dependency(\.makeChainE) var makeChainE
+    return makeChainE()
+}
+
+func swiftDependenciesContestant() -> Contestant {
+    // Build the cached live values before anything is timed.
+    _ = resolveClient()
+    _ = resolveLeaf()
+    _ = resolveChain()
+
+    return Contestant(
+        name: "swift-dependencies",
+        isPeer: true,
+        check: {
+            precondition(resolveLeaf() !== resolveLeaf())
+            precondition(resolveClient() === resolveClient())
+            precondition(DependenciesHolder().client === resolveClient())
+            precondition(resolveChain().d.c.b.a !== resolveChain().d.c.b.a)
+            let stub = withDependencies { $0.benchClient = StubClient() } operation: { resolveClient() }
+            precondition(stub.isStub && !resolveClient().isStub)
+        },
+        measures: [
+            .leaf: { count in timeLoop(count) { resolveLeaf() } },
+            .singleton: { count in timeLoop(count) { resolveClient() } },
+            .chain: { count in timeLoop(count) { resolveChain() } },
+            .property: { count in
+                timeLoop(count) {
+                    let holder = DependenciesHolder()
+                    blackHole(holder)
+                    return holder.client
+                }
+            },
+            .concurrentSingleton: { count in
+                timeConcurrently(count) { perThread in
+                    _ = timeLoop(perThread) { resolveClient() }
+                }
+            },
+            .override: { count in
+                timeLoop(count) {
+                    withDependencies {
+                        $0.benchClient = StubClient()
+                    } operation: {
+                        @Dependency(\.benchClient) var client
+                        return client
+                    }
+                }
+            },
+        ]
+    )
+}
