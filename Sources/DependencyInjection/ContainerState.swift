@@ -24,6 +24,9 @@ struct ContainerState {
     /// Notes that the construction of `dependent` used `dependency`.
     mutating func record(_ dependency: ProviderKey, usedBy dependent: ProviderKey) {
         if dependency == dependent { return }
+        // Most resolutions repeat an edge already known: look before inserting, which
+        // avoids copying the set out of the dictionary and back.
+        if dependents[dependency]?.contains(dependent) == true { return }
         dependents[dependency, default: []].insert(dependent)
     }
 

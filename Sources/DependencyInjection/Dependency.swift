@@ -26,6 +26,10 @@
 @propertyWrapper
 public struct Dependency<Value> {
     @usableFromInline let storage: DependencyStorage<Value>
+    /// The storage's published slot, carried here so that reading a resolved value
+    /// touches neither the storage object nor its reference count. The storage, which
+    /// this struct keeps alive, owns the slot.
+    @usableFromInline let published: UnsafeMutablePointer<Box<Value>?>
 
     /// Injects a plain registration: a computed property of any type.
     ///
@@ -37,7 +41,8 @@ public struct Dependency<Value> {
         _ keyPath: KeyPath<DependencyContainer, Value>,
         container: DependencyContainer = .main
     ) {
-        storage = DependencyStorage(container: container, label: "\(keyPath)") { $0[keyPath: keyPath] }
+        storage = DependencyStorage(container: container, keyPath: keyPath) { $0[keyPath: keyPath] }
+        published = storage.published
     }
 
     /// Injects the service of a ``Provider`` registration.
@@ -49,7 +54,8 @@ public struct Dependency<Value> {
         _ keyPath: KeyPath<DependencyContainer, Provider<Value>>,
         container: DependencyContainer = .main
     ) {
-        storage = DependencyStorage(container: container, label: "\(keyPath)") { $0[keyPath: keyPath]() }
+        storage = DependencyStorage(container: container, keyPath: keyPath) { $0[keyPath: keyPath]() }
+        published = storage.published
     }
 
     /// The dependency, resolved on first access.
@@ -57,7 +63,12 @@ public struct Dependency<Value> {
     /// Setting it replaces the value for this property only, until ``reset()``.
     @inlinable
     public var wrappedValue: Value {
-        get { storage.value }
+        get {
+            if let box = _stdlib_atomicAcquiringLoadARCRef(object: published) {
+                return box._withUnsafeGuaranteedRef { $0.value }
+            }
+            return DependencyStorage.resolveOnce(from: published)
+        }
         nonmutating set { storage.replace(with: newValue) }
     }
 
@@ -79,4 +90,6 @@ public struct Dependency<Value> {
     }
 }
 
-extension Dependency: Sendable where Value: Sendable {}
+// @unchecked: `storage` is thread-safe, and `published` points into it and is only read
+// with an atomic load.
+extension Dependency: @unchecked Sendable where Value: Sendable {}

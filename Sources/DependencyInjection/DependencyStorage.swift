@@ -13,7 +13,10 @@ final class DependencyStorage<Value>: @unchecked Sendable {
     // read with an atomic load; every other mutable property is only touched under `lock`.
     // `resolution` serialises first resolutions so the dependency resolves once.
 
-    /// The published box, or nil when the property must resolve on next access.
+    /// The published box, or nil when the property must resolve on next access. The
+    /// word after it holds an unretained reference back to this storage, so that the
+    /// wrapper's getter can reach the slow path from the slot alone, without loading (and
+    /// so retaining) the storage on the fast path.
     @usableFromInline let published: UnsafeMutablePointer<Box<Value>?>
     private let lock = Lock()
     private let resolution = Lock()
@@ -22,38 +25,46 @@ final class DependencyStorage<Value>: @unchecked Sendable {
     private var resolvingThread: ResolutionStack?
     private var retired: [Box<Value>] = []
     private let resolve: (DependencyContainer) -> Value
-    private let label: String
+    /// For messages only: describing a key path is expensive, so it waits until needed.
+    private let keyPath: AnyKeyPath
 
     init(
         container: DependencyContainer,
-        label: String,
+        keyPath: AnyKeyPath,
         resolve: @escaping (DependencyContainer) -> Value
     ) {
         self.currentContainer = container
-        self.label = label
+        self.keyPath = keyPath
         self.resolve = resolve
-        self.published = .allocate(capacity: 1)
+        let slot = UnsafeMutableRawPointer.allocate(
+            byteCount: 2 * MemoryLayout<UnsafeRawPointer>.stride,
+            alignment: MemoryLayout<UnsafeRawPointer>.alignment)
+        self.published = slot.bindMemory(to: Box<Value>?.self, capacity: 1)
         published.initialize(to: nil)
+        slot.storeBytes(
+            of: Unmanaged<AnyObject>.passUnretained(self as AnyObject).toOpaque(),
+            toByteOffset: MemoryLayout<UnsafeRawPointer>.stride, as: UnsafeRawPointer.self)
     }
 
     deinit {
         published.deinitialize(count: 1)
-        published.deallocate()
+        UnsafeMutableRawPointer(published).deallocate()
     }
 
-    @inlinable
-    var value: Value {
-        if let box = _stdlib_atomicAcquiringLoadARCRef(object: published) {
-            return box._withUnsafeGuaranteedRef { $0.value }
-        }
-        return resolveOnce()
+    /// The slow path of a wrapper read: resolves through the storage that owns `slot`.
+    @usableFromInline @inline(never)
+    static func resolveOnce(from slot: UnsafeMutablePointer<Box<Value>?>) -> Value {
+        let owner = UnsafeMutableRawPointer(slot).load(
+            fromByteOffset: MemoryLayout<UnsafeRawPointer>.stride, as: UnsafeRawPointer.self)
+        return Unmanaged<DependencyStorage<Value>>.fromOpaque(owner)
+            ._withUnsafeGuaranteedRef { $0.resolveOnce() }
     }
 
     @usableFromInline
     func resolveOnce() -> Value {
         let stack = ResolutionStack.current
         if lock.withLock({ resolvingThread === stack }) {
-            fatalError("Circular dependency: \(label) is read while it is being resolved")
+            fatalError("Circular dependency: \(keyPath) is read while it is being resolved")
         }
         resolution.lock()
         defer { resolution.unlock() }
