@@ -13,8 +13,9 @@ struct ContainerState {
     var dependents: [ProviderKey: Set<ProviderKey>] = [:]
     /// Bumped by every invalidation; a construction that started before a bump is not cached.
     var epoch: UInt64 = 0
-    /// Constructions running in this container, on any thread. While it is zero a cached
-    /// resolution cannot be part of a construction here and skips the thread-local lookup.
+    /// Singleton and shared constructions running in this container, on any thread. While
+    /// it is zero, no resolution here can be part of a construction whose result is
+    /// cached, so none needs to record what it used and the thread-local lookup is skipped.
     @usableFromInline var activeBuilds = 0
     /// Receives resolutions while tracing; checked on every cached resolution.
     @usableFromInline var tracer: ResolutionTracer?
@@ -32,6 +33,13 @@ struct ContainerState {
 
     /// Drops `keys` and, transitively, every cached instance built from them.
     mutating func invalidate(_ keys: [ProviderKey]) {
+        defer { epoch &+= 1 }
+        if keys.count == 1, dependents[keys[0]] == nil {
+            // The common case: nothing was built from it.
+            instances[keys[0]] = nil
+            singletons.remove(keys[0])
+            return
+        }
         var pending = keys
         var visited = Set<ProviderKey>()
         while let key = pending.popLast() {
@@ -42,11 +50,10 @@ struct ContainerState {
                 pending.append(contentsOf: users)
             }
         }
-        epoch &+= 1
     }
 
     var liveChildren: [DependencyContainer] {
-        children.compactMap(\.container)
+        children.isEmpty ? [] : children.compactMap(\.container)
     }
 }
 

@@ -19,7 +19,6 @@ extension DependencyContainer {
     private func buildAsync<Value>(_ provider: AsyncProvider<Value>) async throws -> Value {
         let parent = AsyncFrame.current
         let (override, tracer) = beginAsyncConstruction(of: provider, usedBy: parent)
-        defer { lock.withLock { state.activeBuilds -= 1 } }
         let frame = AsyncFrame(
             container: self, key: provider.key, name: provider.name, construction: nil, parent: parent)
         let start = DispatchTime.now().uptimeNanoseconds
@@ -102,7 +101,6 @@ extension DependencyContainer {
             if let builder, builder.container == ObjectIdentifier(self) {
                 state.record(provider.key, usedBy: builder.key)
             }
-            state.activeBuilds += 1
             return (state.overrides[provider.key], state.tracer)
         }
         let override = own.map { unsafeDowncast($0, to: AsyncOverride<Value>.self).make }

@@ -41,12 +41,12 @@ extension DependencyContainer {
     @usableFromInline
     func build<Value>(_ provider: Provider<Value>) -> Value {
         let stack = ResolutionStack.current
+        // A factory's instance is not cached, so nothing needs to learn what it used
+        // unless a caching construction encloses it; that one keeps `activeBuilds` up.
         let (own, tracer): (AnyObject?, ResolutionTracer?) = lock.withLock {
             recordUse(of: provider.key, stack: stack)
-            state.activeBuilds += 1
-            return (state.overrides[provider.key], state.tracer)
+            return (state.overrides.isEmpty ? nil : state.overrides[provider.key], state.tracer)
         }
-        defer { lock.withLock { state.activeBuilds -= 1 } }
         let override = own.map { unsafeDowncast($0, to: Override<Value>.self).make }
             ?? parent?.overrideFactory(for: provider)
         let trace = TracedConstruction(tracer: tracer, stack: stack)

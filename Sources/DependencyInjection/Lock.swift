@@ -9,35 +9,41 @@ import Musl
 /// A non-recursive mutual-exclusion lock that works on every supported OS.
 ///
 /// `Mutex` from the Synchronization module needs iOS 18 / macOS 15, newer than this
-/// package's floor, so the lock wraps the platform primitive directly. The primitive is
-/// allocated once and never moved: passing a stored C lock by `&` is undefined behaviour.
+/// package's floor, so the lock wraps the platform primitive directly. The primitive lives
+/// in the lock object's own allocation (a `ManagedBuffer` element), so creating a lock is a
+/// single allocation, and it never moves: a stored C lock must not be passed by `&`.
 @usableFromInline
 final class Lock: @unchecked Sendable {
     #if canImport(Darwin)
-    private let primitive: os_unfair_lock_t
+    typealias Primitive = os_unfair_lock
     #else
-    private let primitive: UnsafeMutablePointer<pthread_mutex_t>
+    typealias Primitive = pthread_mutex_t
     #endif
+
+    private final class Storage: ManagedBuffer<Void, Primitive> {
+        deinit {
+            #if !canImport(Darwin)
+            _ = withUnsafeMutablePointerToElements { pthread_mutex_destroy($0) }
+            #endif
+            _ = withUnsafeMutablePointerToElements { $0.deinitialize(count: 1) }
+        }
+    }
+
+    private let storage: Storage
+    private let primitive: UnsafeMutablePointer<Primitive>
 
     @usableFromInline
     init() {
+        let buffer = Storage.create(minimumCapacity: 1) { _ in () }
+        storage = unsafeDowncast(buffer, to: Storage.self)
+        primitive = storage.withUnsafeMutablePointerToElements { $0 }
         #if canImport(Darwin)
-        primitive = .allocate(capacity: 1)
         primitive.initialize(to: os_unfair_lock())
         #else
-        primitive = .allocate(capacity: 1)
         primitive.initialize(to: pthread_mutex_t())
         let status = pthread_mutex_init(primitive, nil)
         precondition(status == 0, "pthread_mutex_init failed with \(status)")
         #endif
-    }
-
-    deinit {
-        #if !canImport(Darwin)
-        pthread_mutex_destroy(primitive)
-        #endif
-        primitive.deinitialize(count: 1)
-        primitive.deallocate()
     }
 
     @usableFromInline
