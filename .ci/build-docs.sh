@@ -11,11 +11,13 @@
 #   docc preview Sources/DependencyInjection/DependencyInjection.docc \
 #       --additional-symbol-graph-dir .build/docs/sg/DependencyInjection \
 #       --fallback-display-name DependencyInjection \
-#       --fallback-bundle-identifier DependencyInjection
+#       --fallback-bundle-identifier DependencyInjection \
+#       --output-dir .build/docs/preview
 #
 # then open http://localhost:8080/documentation/dependencyinjection. For the testing
-# module, replace DependencyInjection with DependencyInjectionTesting in the four paths
-# and names. (On macOS, `xcrun docc` if `docc` is not on the PATH.)
+# module, write DependencyInjectionTesting for DependencyInjection throughout the command
+# and open .../documentation/dependencyinjectiontesting. (On macOS, use `xcrun docc` if
+# `docc` is not on the PATH.)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -13,6 +13,10 @@ import Dispatch
 /// ```
 public struct ResolutionEvent: Sendable, Hashable, CustomStringConvertible {
     /// Where the resolved instance came from.
+    ///
+    /// A trace of a slow launch usually looks for `built` events with a long
+    /// ``ResolutionEvent/duration``; a trace of a test shows `builtFromOverride` where a
+    /// stub was used. The raw value is the text the printer shows.
     public enum Outcome: String, Sendable, Hashable {
         /// Built by the registration's closure.
         case built
