@@ -20,6 +20,13 @@
 /// not cancel it for the others. A construction that throws is not cached; the next
 /// resolution tries again. A synchronous ``Provider`` cannot resolve an async one: its
 /// closure cannot `await`, so the compiler refuses rather than blocking a thread.
+///
+/// Create async providers with the overloads of
+/// ``DependencyContainer/factory(name:fileID:line:column:_:)->AsyncProvider<Value>``,
+/// ``DependencyContainer/singleton(name:fileID:line:column:_:)->AsyncProvider<Value>`` and
+/// ``DependencyContainer/shared(name:fileID:line:column:_:)->AsyncProvider<Value>`` that
+/// take an `async` closure, and replace them in tests with
+/// ``DependencyContainer/override(_:_:)-(KeyPath<DependencyContainer,AsyncProvider<Value>>,_)``.
 public struct AsyncProvider<Value> {
     @usableFromInline let container: DependencyContainer
     @usableFromInline let key: ProviderKey
@@ -57,8 +64,23 @@ public struct AsyncProvider<Value> {
 
     /// Resolves the dependency in the container the provider came from.
     ///
+    /// Await it wherever the instance is needed, including inside another async
+    /// registration:
+    ///
+    /// ```swift
+    /// let database = try await DependencyContainer.main.database()
+    /// var feedStore: AsyncProvider<FeedStore> {
+    ///     singleton { FeedStore(database: try await self.database()) }
+    /// }
+    /// ```
+    ///
+    /// Tasks that resolve the same singleton while it is being built all await that one
+    /// construction. Cancelling a waiting task does not cancel the construction for the
+    /// others.
+    ///
     /// - Returns: The resolved instance.
-    /// - Throws: What the registration's (or the override's) closure throws.
+    /// - Throws: What the registration's (or the override's) closure throws. A failed
+    ///   construction is not cached: the next call tries again.
     public func callAsFunction() async throws -> Value {
         try await container.resolve(self)
     }

@@ -24,12 +24,23 @@
 public protocol Composer {
     /// Applies this piece of wiring to `container`.
     ///
+    /// Install overrides and store values here; resolve nothing, since other composers
+    /// may still replace what a resolution would build. Call it through
+    /// ``DependencyContainer/compose(_:)-(Composer...)`` rather than directly.
+    ///
     /// - Parameter container: The container being composed.
     func compose(_ container: DependencyContainer)
 }
 
 extension DependencyContainer {
     /// Applies composers to this container, in order.
+    ///
+    /// Call it once at launch, before anything is resolved, so that every instance is
+    /// built from the final wiring:
+    ///
+    /// ```swift
+    /// DependencyContainer.default.compose(NetworkComposer(), FeedComposer())
+    /// ```
     ///
     /// - Parameter composers: The composers to apply; a later one may replace what an
     ///   earlier one set up.
@@ -39,7 +50,16 @@ extension DependencyContainer {
 
     /// Applies a list of composers to this container, in order.
     ///
-    /// - Parameter composers: The composers to apply.
+    /// Use it when the list is built at run time, such as from feature flags:
+    ///
+    /// ```swift
+    /// var composers: [any Composer] = [NetworkComposer()]
+    /// if flags.newFeed { composers.append(FeedComposer()) }
+    /// DependencyContainer.default.compose(composers)
+    /// ```
+    ///
+    /// - Parameter composers: The composers to apply; a later one may replace what an
+    ///   earlier one set up.
     public func compose(_ composers: [any Composer]) {
         for composer in composers { composer.compose(self) }
     }

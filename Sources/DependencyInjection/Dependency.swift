@@ -33,6 +33,14 @@ public struct Dependency<Value> {
 
     /// Injects a plain registration: a computed property of any type.
     ///
+    /// The container is taken now, when the owning object is created; the property is
+    /// read from it on first access:
+    ///
+    /// ```swift
+    /// @Dependency(\.baseURL) var baseURL
+    /// @Dependency(\.baseURL, container: .mocks) var mockBaseURL
+    /// ```
+    ///
     /// - Parameters:
     ///   - keyPath: The registration, such as `\.baseURL`.
     ///   - container: Where to resolve it; ``DependencyContainer/main`` as it is now.
@@ -47,6 +55,13 @@ public struct Dependency<Value> {
 
     /// Injects the service of a ``Provider`` registration.
     ///
+    /// The wrapped value is what the provider resolves, not the provider, so the
+    /// property reads as the service itself:
+    ///
+    /// ```swift
+    /// @Dependency(\.httpClient) var client   // an `any HTTPClient`
+    /// ```
+    ///
     /// - Parameters:
     ///   - keyPath: The registration, such as `\.httpClient`.
     ///   - container: Where to resolve it; ``DependencyContainer/main`` as it is now.
@@ -60,7 +75,12 @@ public struct Dependency<Value> {
 
     /// The dependency, resolved on first access.
     ///
-    /// Setting it replaces the value for this property only, until ``reset()``.
+    /// Setting it replaces the value for this property only, until ``reset()``, which is
+    /// handy for one object in a test:
+    ///
+    /// ```swift
+    /// model.client = StubHTTPClient()   // this model only; the container is untouched
+    /// ```
     @inlinable
     public var wrappedValue: Value {
         get {
@@ -73,18 +93,38 @@ public struct Dependency<Value> {
     }
 
     /// The property wrapper itself, to reach ``container`` and ``reset()`` through `$name`.
+    ///
+    /// ```swift
+    /// model.$loader.container = .mocks
+    /// model.$loader.reset()
+    /// ```
     public var projectedValue: Dependency<Value> { self }
 
     /// The container the property resolves from.
     ///
-    /// Setting it forgets the current value, so the next access resolves from the new
-    /// container.
+    /// It is ``DependencyContainer/main`` as it was when the owning object was created,
+    /// or the container passed to the initializer. Setting it forgets the current value,
+    /// so the next access resolves from the new container:
+    ///
+    /// ```swift
+    /// viewModel.$loader.container = .mocks
+    /// ```
     public var container: DependencyContainer {
         get { storage.container }
         nonmutating set { storage.switchContainer(to: newValue) }
     }
 
     /// Forgets the resolved value, so the next access resolves again.
+    ///
+    /// Use it after an override, or when a stored value the registration reads has
+    /// changed, to pick up the new dependency:
+    ///
+    /// ```swift
+    /// container.setValue("new-token", forKey: "token")
+    /// model.$token.reset()   // the next read sees "new-token"
+    /// ```
+    ///
+    /// A value set through ``wrappedValue`` is dropped too.
     public func reset() {
         storage.reset()
     }

@@ -1,8 +1,26 @@
 extension DependencyContainer {
     /// The container of the app as it runs.
+    ///
+    /// It is the initial value of ``main``, so registrations resolve from it unless
+    /// something switches `main`. A composition root configures it at launch:
+    ///
+    /// ```swift
+    /// DependencyContainer.default.compose(RootComposer())
+    /// ```
     public static let `default` = DependencyContainer()
 
     /// A container whose ``isMocked`` is `true`, for tests and previews.
+    ///
+    /// Registrations that branch on ``isMocked`` serve their test doubles from it. Rather
+    /// than changing `mocks` itself, which every test shares, give each test a child of
+    /// it, as the `DependencyInjectionTesting` product does:
+    ///
+    /// ```swift
+    /// let world = DependencyContainer(parent: .mocks)
+    /// DependencyContainer.withMain(world) { /* run the test */ }
+    /// ```
+    ///
+    /// `mocks.removeAll()` clears its stored values and leaves it mocked.
     public static let mocks = DependencyContainer(isMocked: true)
 
     private static let globalMain = Protected(DependencyContainer.default)
@@ -43,6 +61,7 @@ extension DependencyContainer {
     ///   - container: The container to use as ``main``.
     ///   - operation: The code to run.
     /// - Returns: What `operation` returns.
+    /// - Throws: What `operation` throws.
     public static func withMain<Result>(
         _ container: DependencyContainer,
         _ operation: () throws -> Result
@@ -67,6 +86,7 @@ extension DependencyContainer {
     ///   - isolation: The actor the operation runs on; inferred from the caller.
     ///   - operation: The code to run.
     /// - Returns: What `operation` returns.
+    /// - Throws: What `operation` throws.
     public static func withMain<Result>(
         _ container: DependencyContainer,
         isolation: isolated (any Actor)? = #isolation,

@@ -15,6 +15,9 @@ extension DependencyContainer {
     /// Parameterized registrations are overridden one argument at a time:
     /// `override(\.[session: "42"]) { … }`.
     ///
+    /// Overrides are how tests and composition roots choose implementations without
+    /// touching the registrations; see <doc:OverridesAndMocks>.
+    ///
     /// - Parameters:
     ///   - keyPath: The provider to replace.
     ///   - make: Builds the replacement. It may be called from any thread.
@@ -28,7 +31,10 @@ extension DependencyContainer {
     /// Replaces an async registration in this container (and the children that do not
     /// override it themselves).
     ///
-    /// It behaves as ``override(_:_:)`` does for synchronous registrations:
+    /// It behaves as
+    /// ``override(_:_:)-(KeyPath<DependencyContainer,Provider<Value>>,_)`` does for
+    /// synchronous registrations: the replacement keeps the scope, and what this container
+    /// built from the old registration is dropped.
     ///
     /// ```swift
     /// container.override(\.database) { try await InMemoryDatabase() }
@@ -45,6 +51,16 @@ extension DependencyContainer {
     }
 
     /// Drops every cached instance and every override of this container.
+    ///
+    /// Use it to start over in a container that outlives one use, such as the shared
+    /// `mocks` between tests that run one at a time, or a user's container at sign-out:
+    ///
+    /// ```swift
+    /// DependencyContainer.mocks.override(\.httpClient) { StubHTTPClient() }
+    /// // ...
+    /// DependencyContainer.mocks.reset()
+    /// DependencyContainer.mocks.httpClient()   // built from the registration again
+    /// ```
     ///
     /// Stored values are kept (use ``removeAll()`` for those). The next resolution of
     /// each singleton builds it again from its registration. Children drop what they
@@ -76,6 +92,11 @@ extension DependencyContainer {
 
     /// Drops the cached instance and the override of one async registration, and
     /// everything this container built from it.
+    ///
+    /// ```swift
+    /// container.reset(\.database)
+    /// let database = try await container.database()   // opened again
+    /// ```
     ///
     /// - Parameter keyPath: The async provider to reset.
     public func reset<Value>(_ keyPath: KeyPath<DependencyContainer, AsyncProvider<Value>>) {

@@ -102,7 +102,8 @@ extension DependencyContainer {
     /// ```
     ///
     /// > Important: Only class instances can be held weakly. A value type resolved
-    /// > through `shared` is built anew each time, as with ``factory(name:fileID:line:column:_:)``.
+    /// > through `shared` is built anew each time, as with
+    /// > ``factory(name:fileID:line:column:_:)->Provider<Value>``.
     ///
     /// - Parameters:
     ///   - name: The registration's name in messages; the property's name by default.

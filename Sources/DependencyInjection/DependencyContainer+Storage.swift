@@ -19,6 +19,15 @@ extension DependencyContainer {
     /// Returns the value stored under `key`, looking in the parent when this container
     /// has none.
     ///
+    /// The result type decides what is accepted: a value stored as another type reads as
+    /// `nil`. A registration typically wraps the lookup in a computed property:
+    ///
+    /// ```swift
+    /// extension DependencyContainer {
+    ///     var token: String? { getValue(forKey: "token") }
+    /// }
+    /// ```
+    ///
     /// - Parameter key: The key the value was stored under.
     /// - Returns: The value, or `nil` when there is none or it is not a `Value`.
     public func getValue<Value>(forKey key: String) -> Value? {

@@ -5,7 +5,8 @@ extension DependencyContainer {
     /// A feature module can declare and use a dependency whose implementation lives
     /// elsewhere (in the app, or a module the feature must not import). The module that
     /// has the implementation supplies it at start-up with
-    /// ``override(_:_:)``, and a test supplies a stub the same way:
+    /// ``override(_:_:)-(KeyPath<DependencyContainer,Provider<Value>>,_)``, and a test
+    /// supplies a stub the same way:
     ///
     /// ```swift
     /// // In the feature module:
@@ -21,7 +22,8 @@ extension DependencyContainer {
     /// `analytics is not implemented in this module: supply it with
     /// container.override(\.analytics) { … }`, in debug and release builds, pointing at the
     /// registration. An override keeps the placeholder's scope: like a
-    /// ``singleton(name:fileID:line:column:_:)``, it is built once per container.
+    /// ``singleton(name:fileID:line:column:_:)->Provider<Value>``, it is built once per
+    /// container.
     ///
     /// - Parameters:
     ///   - name: The dependency's name in the message; the property's name by default.
@@ -60,8 +62,9 @@ extension DependencyContainer {
     /// The issue goes to ``DependencyIssue/reporter``: standard error by default, and a
     /// failure of the running test under the `DependencyInjectionTesting` product, so a
     /// test that reaches the placeholder fails with a message naming the dependency.
-    /// Like a ``singleton(name:fileID:line:column:_:)``, the placeholder (or the override
-    /// that replaces it) is built once per container, so each container reports it once.
+    /// Like a ``singleton(name:fileID:line:column:_:)->Provider<Value>``, the placeholder
+    /// (or the override that replaces it) is built once per container, so each container
+    /// reports it once.
     ///
     /// - Parameters:
     ///   - name: The dependency's name in the message; the property's name by default.

@@ -30,6 +30,10 @@ public final class DependencyContainer: @unchecked Sendable {
     public let isMocked: Bool
 
     /// The container this one falls back to for stored values and overrides, if any.
+    ///
+    /// Set by ``init(parent:)``; `nil` for a container made with ``init(isMocked:)``.
+    /// Lookups of values and overrides walk from a container up through its parents, and
+    /// the first one found wins. Cached instances are never taken from a parent.
     public let parent: DependencyContainer?
 
     @usableFromInline

@@ -41,7 +41,7 @@ public struct DependencyIssue: Sendable, CustomStringConvertible {
     /// The column of the registration.
     public let column: UInt
 
-    /// The ``message``.
+    /// The ``message``, so that `print(issue)` and string interpolation show it.
     public var description: String { message }
 
     init(
@@ -91,6 +91,13 @@ extension DependencyIssue {
 
     /// The default ``reporter``: writes the issue and where its registration is declared
     /// to standard error, one line per issue.
+    ///
+    /// The line reads `DependencyInjection: <message> (<fileID>:<line>)`. Reinstall it to
+    /// undo a custom reporter, or call it from one to keep the default output:
+    ///
+    /// ```swift
+    /// DependencyIssue.reporter = DependencyIssue.standardError
+    /// ```
     public static let standardError: Reporter = { issue in
         let line = "DependencyInjection: \(issue.message) (\(issue.fileID):\(issue.line))\n"
         let bytes = Array(line.utf8)

@@ -16,12 +16,16 @@
 ///
 /// The provider's `Value` is the property's declared type, not the type the closure
 /// builds. That is what lets a test replace `URLSessionHTTPClient` with any other
-/// `HTTPClient` through ``DependencyContainer/override(_:_:)``, and every dependency
-/// resolved through `self.httpClient()` then sees the replacement.
+/// `HTTPClient` through
+/// ``DependencyContainer/override(_:_:)-(KeyPath<DependencyContainer,Provider<Value>>,_)``,
+/// and every dependency resolved through `self.httpClient()` then sees the replacement.
 ///
-/// Create providers with ``DependencyContainer/factory(name:fileID:line:column:_:)``,
-/// ``DependencyContainer/singleton(name:fileID:line:column:_:)`` and
-/// ``DependencyContainer/shared(name:fileID:line:column:_:)``.
+/// Create providers with
+/// ``DependencyContainer/factory(name:fileID:line:column:_:)->Provider<Value>``,
+/// ``DependencyContainer/singleton(name:fileID:line:column:_:)->Provider<Value>`` and
+/// ``DependencyContainer/shared(name:fileID:line:column:_:)->Provider<Value>``, or their
+/// parameterized forms, and read <doc:RegisteringDependencies> and <doc:Scopes> for when to
+/// use which.
 public struct Provider<Value> {
     @usableFromInline let container: DependencyContainer
     @usableFromInline let key: ProviderKey
@@ -59,6 +63,17 @@ public struct Provider<Value> {
 
     /// Resolves the dependency in the container the provider came from.
     ///
+    /// Calling the provider is how a dependency is resolved, both by app code and inside
+    /// other registrations, so that every resolution goes through the container's scope,
+    /// override and cycle checks:
+    ///
+    /// ```swift
+    /// let client = DependencyContainer.main.httpClient()
+    /// var feedLoader: Provider<any FeedLoader> {
+    ///     factory { RemoteFeedLoader(client: self.httpClient()) }
+    /// }
+    /// ```
+    ///
     /// The scope decides what happens: a factory builds a new instance, a singleton
     /// returns the container's instance (building it once), a shared provider returns
     /// the live instance if someone still holds one. An override installed in the
@@ -73,14 +88,26 @@ public struct Provider<Value> {
 
 /// How long a container keeps what a provider builds.
 ///
-/// Reported in each ``ResolutionEvent`` of a trace.
+/// A registration picks its scope by the function that makes its provider (`factory`,
+/// `singleton` or `shared`); this type names that choice where the library reports it,
+/// in each ``ResolutionEvent`` of a trace:
+///
+/// ```swift
+/// container.tracer = ResolutionTracer { events in
+///     let built = events.filter { $0.scope == .singleton && $0.outcome == .built }
+///     print("singletons built:", built.map(\.name))
+/// }
+/// ```
+///
+/// See <doc:Scopes> for what each scope means in child containers and after a reset.
 public enum DependencyScope: String, Sendable, Hashable, CaseIterable {
-    /// Built anew on every resolution: ``DependencyContainer/factory(name:fileID:line:column:_:)``.
+    /// Built anew on every resolution:
+    /// ``DependencyContainer/factory(name:fileID:line:column:_:)->Provider<Value>``.
     case factory
     /// Built once per container and kept until reset or overridden:
-    /// ``DependencyContainer/singleton(name:fileID:line:column:_:)``.
+    /// ``DependencyContainer/singleton(name:fileID:line:column:_:)->Provider<Value>``.
     case singleton
     /// Held weakly and reused while something else holds it:
-    /// ``DependencyContainer/shared(name:fileID:line:column:_:)``.
+    /// ``DependencyContainer/shared(name:fileID:line:column:_:)->Provider<Value>``.
     case shared
 }

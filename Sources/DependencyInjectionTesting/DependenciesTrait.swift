@@ -58,7 +58,10 @@ public struct DependenciesTrait: TestTrait, SuiteTrait, TestScoping {
         self.configure = configure
     }
 
-    /// `true`: on a suite, the trait applies to every test in it.
+    /// `true`: on a suite, the trait applies to every test in it, nested suites included.
+    ///
+    /// Swift Testing reads it to decide whether a suite's trait reaches the tests inside;
+    /// it is what lets one `@Suite(.dependencies { … })` isolate a whole suite.
     public var isRecursive: Bool { true }
 
     /// The scope of each test case; nothing for a suite or a test function as a whole,

@@ -73,6 +73,12 @@ open class DependencyTestCase: XCTestCase {
     }
 
     /// Runs the test, with its `setUp` and `tearDown`, inside its own container.
+    ///
+    /// XCTest calls it once per test method. It makes a child of ``dependencyParent``,
+    /// calls ``configureDependencies(_:)`` on it, and runs the test with it as the
+    /// task-local `DependencyContainer.main`; the container is released when the test
+    /// ends. A subclass that overrides it must call `super.invokeTest()`, or the test runs
+    /// without its container.
     open override func invokeTest() {
         TestRunnerReporter.install()
         let container = DependencyContainer(parent: dependencyParent)
