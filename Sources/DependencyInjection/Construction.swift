@@ -2,37 +2,33 @@ import Dispatch
 
 /// A singleton or shared instance being built on one thread while others wait for it.
 ///
-/// Waiting threads block on the construction, not on the container's lock, so the
-/// container stays available to every other resolution while user code runs.
+/// Waiting threads block on a semaphore of their own, not on the container's lock, so the
+/// container stays available to every other resolution while user code runs. Nothing is
+/// allocated for waiting unless someone waits.
 final class Construction: @unchecked Sendable {
-    // @unchecked: `result` is written once under `lock` before `done` is signalled.
+    // @unchecked: `result` and `waiters` are guarded by the lock of the container that
+    // holds this construction; the other properties are immutable.
     let owner: ResolutionStack
     let container: ObjectIdentifier
     let key: ProviderKey
-    private let lock = Lock()
-    private let done = DispatchGroup()
-    private var result: AnyObject?
+    /// The built box, set once when the construction finishes.
+    var result: AnyObject?
+    /// Threads waiting for the result.
+    var waiters: [DispatchSemaphore] = []
 
     init(owner: ResolutionStack, container: ObjectIdentifier, key: ProviderKey) {
         self.owner = owner
         self.container = container
         self.key = key
-        done.enter()
     }
 
-    /// Publishes the built box and wakes every waiter.
-    func finish(_ box: AnyObject) {
-        lock.withLock { result = box }
-        done.leave()
-    }
-
-    /// Blocks until the construction finishes, stopping with a message instead when
-    /// waiting would close a cycle between threads.
-    func wait(as waiter: ResolutionStack, name: StaticString) -> AnyObject {
+    /// Blocks on `signal` until the construction finishes, stopping with a message instead
+    /// when waiting would close a cycle between threads. Register `signal` in `waiters`
+    /// under the container's lock first.
+    func wait(on signal: DispatchSemaphore, as waiter: ResolutionStack, name: StaticString) {
         WaitGraph.shared.beginWaiting(waiter, on: self, name: name)
-        done.wait()
+        signal.wait()
         WaitGraph.shared.endWaiting(waiter)
-        return lock.withLock { result! }
     }
 }
 

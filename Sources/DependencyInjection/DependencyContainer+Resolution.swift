@@ -1,3 +1,5 @@
+import Dispatch
+
 extension DependencyContainer {
     /// Resolves `provider` according to its scope.
     ///
@@ -80,11 +82,15 @@ extension DependencyContainer {
                 return object
             }
         case .building(let construction)?:
-            lock.unlock()
             if construction.owner === stack {
+                lock.unlock()
                 CycleReport.stop(chain: stack.names(from: ObjectIdentifier(self), key) + [provider.name])
             }
-            let box = construction.wait(as: stack, name: provider.name)
+            let signal = DispatchSemaphore(value: 0)
+            construction.waiters.append(signal)
+            lock.unlock()
+            construction.wait(on: signal, as: stack, name: provider.name)
+            let box = lock.withLock { construction.result! }
             traceServed(provider, outcome: .awaited, tracer: tracer, stack: stack)
             return box
         case .buildingAsync?, nil:
@@ -107,6 +113,9 @@ extension DependencyContainer {
 
         lock.lock()
         state.activeBuilds -= 1
+        construction.result = box
+        let waiters = construction.waiters
+        construction.waiters = []
         if case .building(let current)? = state.instances[key], current === construction {
             if state.epoch != epoch {
                 // An override or reset happened meanwhile: hand out, but do not keep.
@@ -119,7 +128,7 @@ extension DependencyContainer {
             }
         }
         lock.unlock()
-        construction.finish(box)
+        for waiter in waiters { waiter.signal() }
         return box
     }
 

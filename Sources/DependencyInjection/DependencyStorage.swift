@@ -1,3 +1,5 @@
+import Dispatch
+
 /// The state behind one `@Dependency` property.
 ///
 /// Reading a resolved property is the hot path of the whole package, so it takes no lock:
@@ -11,7 +13,8 @@
 final class DependencyStorage<Value>: @unchecked Sendable {
     // @unchecked: `published` is only written under `lock` with an atomic exchange and
     // read with an atomic load; every other mutable property is only touched under `lock`.
-    // `resolution` serialises first resolutions so the dependency resolves once.
+    // A first resolution is claimed through `resolvingThread`, so the dependency resolves
+    // once; other readers wait on a semaphore of their own.
 
     /// The published box, or nil when the property must resolve on next access. The
     /// word after it holds an unretained reference back to this storage, so that the
@@ -19,11 +22,12 @@ final class DependencyStorage<Value>: @unchecked Sendable {
     /// so retaining) the storage on the fast path.
     @usableFromInline let published: UnsafeMutablePointer<Box<Value>?>
     private let lock = Lock()
-    private let resolution = Lock()
     private var currentContainer: DependencyContainer
     private var generation: UInt64 = 0
     private var resolvingThread: ResolutionStack?
     private var retired: [Box<Value>] = []
+    /// Threads waiting for another thread's first resolution.
+    private var waiters: [DispatchSemaphore] = []
     private let resolve: (DependencyContainer) -> Value
     /// For messages only: describing a key path is expensive, so it waits until needed.
     private let keyPath: AnyKeyPath
@@ -63,22 +67,38 @@ final class DependencyStorage<Value>: @unchecked Sendable {
     @usableFromInline
     func resolveOnce() -> Value {
         let stack = ResolutionStack.current
-        if lock.withLock({ resolvingThread === stack }) {
-            fatalError("Circular dependency: \(keyPath) is read while it is being resolved")
+        lock.lock()
+        while true {
+            if let existing = published.pointee {
+                lock.unlock()
+                return existing.value
+            }
+            guard let resolver = resolvingThread else { break }
+            if resolver === stack {
+                lock.unlock()
+                fatalError("Circular dependency: \(keyPath) is read while it is being resolved")
+            }
+            // Another thread is resolving: wait for it, then look again.
+            let signal = DispatchSemaphore(value: 0)
+            waiters.append(signal)
+            lock.unlock()
+            signal.wait()
+            lock.lock()
         }
-        resolution.lock()
-        defer { resolution.unlock() }
-        let (existing, container, started) = lock.withLock {
-            let existing = published.pointee
-            if existing == nil { resolvingThread = stack }
-            return (existing, currentContainer, generation)
-        }
-        if let existing { return existing.value }
+        resolvingThread = stack
+        let container = currentContainer
+        let started = generation
+        lock.unlock()
+
         let resolved = resolve(container)
-        lock.withLock {
+
+        let waiting: [DispatchSemaphore] = lock.withLock {
             resolvingThread = nil
             if generation == started { publish(Box(resolved)) }
+            defer { waiters = [] }
+            return waiters
         }
+        for waiter in waiting { waiter.signal() }
         return resolved
     }
 
