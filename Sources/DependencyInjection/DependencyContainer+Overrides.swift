@@ -138,7 +138,7 @@ extension DependencyContainer {
     /// The override box for `key` here or in the nearest parent that has one. The box's
     /// type matches the key: keys include the value type, and sync and async
     /// registrations never share a call site.
-    private func installedOverride(for key: ProviderKey) -> AnyObject? {
+    func installedOverride(for key: ProviderKey) -> AnyObject? {
         var container: DependencyContainer? = self
         while let current = container {
             if let found = current.lock.withLock({ current.state.overrides[key] }) { return found }

@@ -40,23 +40,49 @@ extension DependencyContainer {
     }
 
     /// Builds a factory's instance, using an override when one is installed.
-    @usableFromInline
+    ///
+    /// The bookkeeping (overrides, the construction stack, tracing) is non-generic and
+    /// compiled once in this module; only the call of the closure is specialized at the
+    /// call site.
+    @inlinable
     func build<Value>(_ provider: Provider<Value>) -> Value {
+        let construction = beginFactory(provider.key, provider.name)
+        let value: Value
+        if let override = construction.override {
+            value = unsafeDowncast(override, to: Override<Value>.self).make()
+        } else {
+            value = provider.make()
+        }
+        endFactory(construction, provider.key, provider.name, Value.self)
+        return value
+    }
+
+    /// Starts a factory construction: finds the override, enters the construction stack.
+    @usableFromInline
+    func beginFactory(_ key: ProviderKey, _ name: StaticString) -> FactoryConstruction {
         let stack = ResolutionStack.current
         // A factory's instance is not cached, so nothing needs to learn what it used
         // unless a caching construction encloses it; that one keeps `activeBuilds` up.
         let (own, tracer): (AnyObject?, ResolutionTracer?) = lock.withLock {
-            recordUse(of: provider.key, stack: stack)
-            return (state.overrides.isEmpty ? nil : state.overrides[provider.key], state.tracer)
+            recordUse(of: key, stack: stack)
+            return (state.overrides.isEmpty ? nil : state.overrides[key], state.tracer)
         }
-        let override = own.map { unsafeDowncast($0, to: Override<Value>.self).make }
-            ?? parent?.overrideFactory(for: provider)
+        let override = own ?? parent?.installedOverride(for: key)
         let trace = TracedConstruction(tracer: tracer, stack: stack)
-        stack.enter(self, provider.key, provider.name)
-        let value = (override ?? provider.make)()
-        stack.leave()
-        trace.finish(provider, overridden: override != nil, stack: stack)
-        return value
+        stack.enter(self, key, name)
+        return FactoryConstruction(override: override, stack: stack, trace: trace)
+    }
+
+    /// Ends a factory construction begun by ``beginFactory(_:_:)``.
+    @usableFromInline
+    func endFactory(
+        _ construction: FactoryConstruction, _ key: ProviderKey, _ name: StaticString,
+        _ type: Any.Type
+    ) {
+        construction.stack.leave()
+        construction.trace.finish(
+            name: name, type: type, scope: .factory, overridden: construction.override != nil,
+            stack: construction.stack)
     }
 
     /// The singleton box, or the shared instance, for `provider`: cached, awaited from
@@ -109,7 +135,9 @@ extension DependencyContainer {
         stack.enter(self, key, provider.name)
         let box = Box((override ?? provider.make)())
         stack.leave()
-        trace.finish(provider, overridden: override != nil, stack: stack)
+        trace.finish(
+            name: provider.name, type: Value.self, scope: provider.scope,
+            overridden: override != nil, stack: stack)
 
         lock.lock()
         state.activeBuilds -= 1
@@ -144,4 +172,14 @@ extension DependencyContainer {
             state.record(key, usedBy: frame.key)
         }
     }
+}
+
+/// A factory construction between ``DependencyContainer/beginFactory(_:_:)`` and
+/// ``DependencyContainer/endFactory(_:_:_:_:)``.
+@usableFromInline
+struct FactoryConstruction {
+    /// The installed override's box, an `Override<Value>`, if any.
+    @usableFromInline let override: AnyObject?
+    let stack: ResolutionStack
+    let trace: TracedConstruction
 }

@@ -195,14 +195,17 @@ struct TracedConstruction {
         }
     }
 
-    func finish<Value>(_ provider: Provider<Value>, overridden: Bool, stack: ResolutionStack) {
+    func finish(
+        name: StaticString, type: Any.Type, scope: DependencyScope, overridden: Bool,
+        stack: ResolutionStack
+    ) {
         guard let tracer else { return }
         let duration = DispatchTime.now().uptimeNanoseconds &- start
         stack.finishTracedResolution(
             sequence,
             event: ResolutionEvent(
-                name: provider.name.description, type: String(describing: Value.self),
-                scope: provider.scope, outcome: overridden ? .builtFromOverride : .built,
+                name: name.description, type: String(describing: type),
+                scope: scope, outcome: overridden ? .builtFromOverride : .built,
                 depth: depth, duration: duration),
             tracer: tracer)
     }
