@@ -25,11 +25,11 @@
 /// ```
 @propertyWrapper
 public struct Dependency<Value> {
-    @usableFromInline let storage: DependencyStorage<Value>
+    @usableFromInline let storage: DependencyStorage
     /// The storage's published slot, carried here so that reading a resolved value
     /// touches neither the storage object nor its reference count. The storage, which
-    /// this struct keeps alive, owns the slot.
-    @usableFromInline let published: UnsafeMutablePointer<Box<Value>?>
+    /// this struct keeps alive, owns the slot. It holds a `Box<Value>`.
+    @usableFromInline let published: UnsafeMutablePointer<AnyBox?>
 
     /// Injects a plain registration: a computed property of any type.
     ///
@@ -45,11 +45,12 @@ public struct Dependency<Value> {
     ///   - keyPath: The registration, such as `\.baseURL`.
     ///   - container: Where to resolve it; ``DependencyContainer/main`` as it is now.
     @_disfavoredOverload
+    @inlinable
     public init(
         _ keyPath: KeyPath<DependencyContainer, Value>,
         container: DependencyContainer = .main
     ) {
-        storage = DependencyStorage(container: container, keyPath: keyPath) { $0[keyPath: keyPath] }
+        storage = DependencyStorage(container: container, keyPath: keyPath) { Box($0[keyPath: keyPath]) }
         published = storage.published
     }
 
@@ -65,11 +66,12 @@ public struct Dependency<Value> {
     /// - Parameters:
     ///   - keyPath: The registration, such as `\.httpClient`.
     ///   - container: Where to resolve it; ``DependencyContainer/main`` as it is now.
+    @inlinable
     public init(
         _ keyPath: KeyPath<DependencyContainer, Provider<Value>>,
         container: DependencyContainer = .main
     ) {
-        storage = DependencyStorage(container: container, keyPath: keyPath) { $0[keyPath: keyPath]() }
+        storage = DependencyStorage(container: container, keyPath: keyPath) { Box($0[keyPath: keyPath]()) }
         published = storage.published
     }
 
@@ -85,11 +87,11 @@ public struct Dependency<Value> {
     public var wrappedValue: Value {
         get {
             if let box = _stdlib_atomicAcquiringLoadARCRef(object: published) {
-                return box._withUnsafeGuaranteedRef { $0.value }
+                return box._withUnsafeGuaranteedRef { unsafeDowncast($0, to: Box<Value>.self).value }
             }
-            return DependencyStorage.resolveOnce(from: published)
+            return unsafeDowncast(DependencyStorage.resolveOnce(from: published), to: Box<Value>.self).value
         }
-        nonmutating set { storage.replace(with: newValue) }
+        nonmutating set { storage.replace(with: Box(newValue)) }
     }
 
     /// The property wrapper itself, to reach ``container`` and ``reset()`` through `$name`.

@@ -9,8 +9,13 @@ import Dispatch
 /// until the storage is released, because a reader may still be copying its value; this
 /// is why a class box is used rather than a `mutating get` on the wrapper, which would
 /// race when two threads read the property for the first time.
+///
+/// The storage is not generic: it holds type-erased boxes, and the wrapper, inlined and
+/// specialized where it is used, creates and opens them. Generic class code compiled
+/// once in this module would ask the runtime for `Box<Value>`'s metadata on every
+/// resolution and release.
 @usableFromInline
-final class DependencyStorage<Value>: @unchecked Sendable {
+final class DependencyStorage: @unchecked Sendable {
     // @unchecked: `published` is only written under `lock` with an atomic exchange and
     // read with an atomic load; every other mutable property is only touched under `lock`.
     // A first resolution is claimed through `resolvingThread`, so the dependency resolves
@@ -20,22 +25,23 @@ final class DependencyStorage<Value>: @unchecked Sendable {
     /// word after it holds an unretained reference back to this storage, so that the
     /// wrapper's getter can reach the slow path from the slot alone, without loading (and
     /// so retaining) the storage on the fast path.
-    @usableFromInline let published: UnsafeMutablePointer<Box<Value>?>
+    @usableFromInline let published: UnsafeMutablePointer<AnyBox?>
     private let lock = Lock()
     private var currentContainer: DependencyContainer
     private var generation: UInt64 = 0
     private var resolvingThread: ResolutionStack?
-    private var retired: [Box<Value>] = []
+    private var retired: [AnyBox] = []
     /// Threads waiting for another thread's first resolution.
     private var waiters: [DispatchSemaphore] = []
-    private let resolve: (DependencyContainer) -> Value
+    private let resolve: (DependencyContainer) -> AnyBox
     /// For messages only: describing a key path is expensive, so it waits until needed.
     private let keyPath: AnyKeyPath
 
+    @usableFromInline
     init(
         container: DependencyContainer,
         keyPath: AnyKeyPath,
-        resolve: @escaping (DependencyContainer) -> Value
+        resolve: @escaping (DependencyContainer) -> AnyBox
     ) {
         self.currentContainer = container
         self.keyPath = keyPath
@@ -43,7 +49,7 @@ final class DependencyStorage<Value>: @unchecked Sendable {
         let slot = UnsafeMutableRawPointer.allocate(
             byteCount: 2 * MemoryLayout<UnsafeRawPointer>.stride,
             alignment: MemoryLayout<UnsafeRawPointer>.alignment)
-        self.published = slot.bindMemory(to: Box<Value>?.self, capacity: 1)
+        self.published = slot.bindMemory(to: AnyBox?.self, capacity: 1)
         published.initialize(to: nil)
         slot.storeBytes(
             of: Unmanaged<AnyObject>.passUnretained(self as AnyObject).toOpaque(),
@@ -57,21 +63,20 @@ final class DependencyStorage<Value>: @unchecked Sendable {
 
     /// The slow path of a wrapper read: resolves through the storage that owns `slot`.
     @usableFromInline @inline(never)
-    static func resolveOnce(from slot: UnsafeMutablePointer<Box<Value>?>) -> Value {
+    static func resolveOnce(from slot: UnsafeMutablePointer<AnyBox?>) -> AnyBox {
         let owner = UnsafeMutableRawPointer(slot).load(
             fromByteOffset: MemoryLayout<UnsafeRawPointer>.stride, as: UnsafeRawPointer.self)
-        return Unmanaged<DependencyStorage<Value>>.fromOpaque(owner)
+        return Unmanaged<DependencyStorage>.fromOpaque(owner)
             ._withUnsafeGuaranteedRef { $0.resolveOnce() }
     }
 
-    @usableFromInline
-    func resolveOnce() -> Value {
+    func resolveOnce() -> AnyBox {
         let stack = ResolutionStack.current
         lock.lock()
         while true {
             if let existing = published.pointee {
                 lock.unlock()
-                return existing.value
+                return existing
             }
             guard let resolver = resolvingThread else { break }
             if resolver === stack {
@@ -94,7 +99,7 @@ final class DependencyStorage<Value>: @unchecked Sendable {
 
         let waiting: [DispatchSemaphore] = lock.withLock {
             resolvingThread = nil
-            if generation == started { publish(Box(resolved)) }
+            if generation == started { publish(resolved) }
             defer { waiters = [] }
             return waiters
         }
@@ -107,8 +112,8 @@ final class DependencyStorage<Value>: @unchecked Sendable {
     }
 
     @usableFromInline
-    func replace(with value: Value) {
-        lock.withLock { publish(Box(value)) }
+    func replace(with box: AnyBox) {
+        lock.withLock { publish(box) }
     }
 
     func switchContainer(to container: DependencyContainer) {
@@ -124,7 +129,7 @@ final class DependencyStorage<Value>: @unchecked Sendable {
 
     /// Swaps the published box; call with `lock` held. The old box is retired, not
     /// released: a reader that loaded it before the swap may still be reading it.
-    private func publish(_ box: Box<Value>?) {
+    private func publish(_ box: AnyBox?) {
         generation &+= 1
         let slot = UnsafeMutableRawPointer(published).assumingMemoryBound(to: UnsafeRawPointer?.self)
         var expected = slot.pointee
@@ -133,7 +138,7 @@ final class DependencyStorage<Value>: @unchecked Sendable {
             object: slot, expected: &expected, desired: desired)
         precondition(swapped, "the published value changed outside the lock")
         if let expected {
-            retired.append(Unmanaged<Box<Value>>.fromOpaque(expected).takeRetainedValue())
+            retired.append(Unmanaged<AnyBox>.fromOpaque(expected).takeRetainedValue())
         }
     }
 }
