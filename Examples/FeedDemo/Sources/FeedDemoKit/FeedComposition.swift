@@ -1,14 +1,14 @@
-// The whole wiring of the feed app, in one place.
+// The whole wiring of the feed app, in one place. What `feedScreen()` builds:
 //
-//   feedScreen                                  FeedScreen             factory
-//   └─ feedLoader                               fallback composite     factory
-//      ├─ primary: cache decorator
-//      │  ├─ decoratee: remoteFeedLoader        RemoteFeedLoader       factory
-//      │  │  └─ httpClient                      bundled | offline | stub   singleton
-//      │  └─ cache: localFeedLoader ──┐         LocalFeedLoader        factory
-//      └─ fallback: the same local loader ┘     (one instance for both)
-//         └─ feedStore                          file | in memory       singleton
-//   feedLog (both wrappers report to it)        printing               singleton
+//   feedScreen: FeedScreen                                          factory
+//   └─ feedLoader: FeedLoaderWithFallbackComposite                  factory
+//      ├─ primary: FeedLoaderCacheDecorator
+//      │  ├─ decoratee: remoteFeedLoader: RemoteFeedLoader          factory
+//      │  │  └─ httpClient: Bundled | Offline | Stub HTTPClient     singleton
+//      │  └─ cache: localFeedLoader: LocalFeedLoader  <──┐          factory
+//      │     └─ feedStore: FileFeedStore | InMemoryFeedStore        singleton
+//      ├─ fallback: the same LocalFeedLoader instance ───┘
+//      └─ log: feedLog: PrintingFeedLog (the decorator's too)       singleton
 //
 // Registrations are computed properties on DependencyContainer, so every piece can be
 // replaced in a test with `container.override(\.httpClient) { … }`, and a mocked

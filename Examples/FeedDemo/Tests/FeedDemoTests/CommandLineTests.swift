@@ -4,8 +4,9 @@ import Testing
 
 /// The built `feed-demo` binary, run as a user runs it.
 ///
-/// Each test runs it in its own folder, with `TMPDIR` pointing there, so the default cache
-/// of one test is not another's.
+/// Each test runs it in its own folder, with `TMPDIR` pointing there, so that where
+/// Foundation honours `TMPDIR` (Linux) the default cache of one test is not another's.
+/// Tests that need an empty cache name their own with `--cache-dir`.
 @Suite struct CommandLineTests {
     // MARK: - Runs
 
@@ -18,8 +19,11 @@ import Testing
             #expect(run.output.contains("Feed (4 items)"))
             for title in bundledTitles { #expect(run.output.contains(title)) }
             #expect(run.errors.isEmpty)
-            let cache = directory.appendingPathComponent("feed-demo/feed-cache.json")
-            #expect(FileManager.default.fileExists(atPath: cache.path))
+            // The default cache folder, as the run reports it: `feed-demo` in TMPDIR.
+            let folder = try #require(
+                run.output.split(separator: "\n").first { $0.hasPrefix("  cache: ") }?.dropFirst(9))
+            #expect(folder.hasSuffix("feed-demo"))
+            #expect(FileManager.default.fileExists(atPath: "\(folder)/feed-cache.json"))
         }
     }
 
@@ -52,7 +56,8 @@ import Testing
 
     @Test func offlineWithAnEmptyCacheSaysHowToFillIt() throws {
         try withTemporaryDirectory { directory in
-            let run = try FeedDemo.run(["--offline"], in: directory)
+            let empty = directory.appendingPathComponent("empty-cache").path
+            let run = try FeedDemo.run(["--offline", "--cache-dir", empty], in: directory)
             #expect(run.status == FeedDemoOptions.loadFailure)
             #expect(run.errors.contains("feed-demo: could not load the feed."))
             #expect(run.errors.contains("nothing is cached yet"))
