@@ -29,6 +29,18 @@ let package = Package(
                 .enableUpcomingFeature("NonisolatedNonsendingByDefault"),
             ]
         ),
+
+        // The example app (`swift run feed-demo`): not a product of the package.
+        .target(
+            name: "FeedDemoKit", dependencies: ["DependencyInjection"],
+            path: "Examples/FeedDemo/Sources/FeedDemoKit"),
+        .executableTarget(
+            name: "feed-demo", dependencies: ["DependencyInjection", "FeedDemoKit"],
+            path: "Examples/FeedDemo/Sources/feed-demo"),
+        // Depends on `feed-demo` so that `swift test` builds the binary its CLI tests run.
+        .testTarget(
+            name: "FeedDemoTests", dependencies: ["DependencyInjection", "FeedDemoKit", "feed-demo"],
+            path: "Examples/FeedDemo/Tests/FeedDemoTests"),
     ],
     swiftLanguageModes: [.v6]
 )
