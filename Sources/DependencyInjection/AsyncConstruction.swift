@@ -4,7 +4,11 @@
 /// ``ResolutionStack`` cannot follow them; a task-local, immutable chain of frames can,
 /// and child tasks and the construction tasks of singletons inherit it. It detects cycles,
 /// tells a container which construction used a dependency, and gives trace depths.
-final class AsyncFrame: Sendable {
+///
+/// A task started inside a construction inherits the chain and may outlive it; frames are
+/// marked finished when their construction ends, and finished frames are ignored.
+final class AsyncFrame: @unchecked Sendable {
+    // @unchecked: `isFinished` is guarded by `lock`; everything else is immutable.
     @TaskLocal static var current: AsyncFrame?
 
     let container: ObjectIdentifier
@@ -14,6 +18,14 @@ final class AsyncFrame: Sendable {
     let construction: AsyncConstruction?
     let parent: AsyncFrame?
     let depth: Int
+    private let lock = Lock()
+    private var isFinished = false
+
+    /// Whether this frame's construction has ended.
+    var finished: Bool { lock.withLock { isFinished } }
+
+    /// Marks the construction ended.
+    func finish() { lock.withLock { isFinished = true } }
 
     init(
         container: DependencyContainer, key: ProviderKey, name: StaticString,
@@ -32,9 +44,11 @@ final class AsyncFrame: Sendable {
         var names: [StaticString] = [name]
         var frame = current
         while let current = frame {
-            names.append(current.name)
-            if current.container == ObjectIdentifier(container) && current.key == key {
-                CycleReport.stop(chain: names.reversed())
+            if !current.finished {
+                names.append(current.name)
+                if current.container == ObjectIdentifier(container) && current.key == key {
+                    CycleReport.stop(chain: names.reversed())
+                }
             }
             frame = current.parent
         }
@@ -44,7 +58,7 @@ final class AsyncFrame: Sendable {
     static var innermostConstruction: AsyncConstruction? {
         var frame = current
         while let current = frame {
-            if let construction = current.construction { return construction }
+            if let construction = current.construction, !current.finished { return construction }
             frame = current.parent
         }
         return nil

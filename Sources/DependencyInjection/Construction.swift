@@ -15,6 +15,9 @@ final class Construction: @unchecked Sendable {
     var result: AnyObject?
     /// Threads waiting for the result.
     var waiters: [DispatchSemaphore] = []
+    /// Set, under the wait graph's lock, before the waiters are woken: a finished
+    /// construction is never part of a deadlock, whatever stale waits still point at it.
+    var finished = false
 
     init(owner: ResolutionStack, container: ObjectIdentifier, key: ProviderKey) {
         self.owner = owner
@@ -46,20 +49,25 @@ final class WaitGraph: @unchecked Sendable {
         lock.lock()
         var chain: [Construction] = []
         var next: Construction? = construction
-        while let current = next {
+        while let current = next, !current.finished {
             chain.append(current)
             if current.owner === waiter {
-                // Every owner along the chain waits (that is how the walk reached the
-                // next one), so its stack last changed before it took this lock to start
-                // waiting and is safe to read now.
+                // Every owner along the chain waits for a construction that has not
+                // finished (that is how the walk reached the next one), so it is blocked:
+                // its stack last changed before it took this lock and is safe to read.
                 let names = chain.flatMap { $0.owner.names(from: $0.container, $0.key) }
                 lock.unlock()
                 CycleReport.stop(chain: names + [name])
             }
             next = waiting[ObjectIdentifier(current.owner)]
         }
-        waiting[ObjectIdentifier(waiter)] = construction
+        if !construction.finished { waiting[ObjectIdentifier(waiter)] = construction }
         lock.unlock()
+    }
+
+    /// Marks `construction` finished; call before waking its waiters.
+    func finish(_ construction: Construction) {
+        lock.withLock { construction.finished = true }
     }
 
     func endWaiting(_ waiter: ResolutionStack) {

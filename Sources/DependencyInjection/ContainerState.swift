@@ -11,8 +11,6 @@ struct ContainerState {
     var instances: [ProviderKey: CachedInstance] = [:]
     /// For each key, the keys whose construction resolved it in this container.
     var dependents: [ProviderKey: Set<ProviderKey>] = [:]
-    /// Bumped by every invalidation; a construction that started before a bump is not cached.
-    var epoch: UInt64 = 0
     /// Singleton and shared constructions running in this container, on any thread. While
     /// it is zero, no resolution here can be part of a construction whose result is
     /// cached, so none needs to record what it used and the thread-local lookup is skipped.
@@ -32,24 +30,29 @@ struct ContainerState {
     }
 
     /// Drops `keys` and, transitively, every cached instance built from them.
-    mutating func invalidate(_ keys: [ProviderKey]) {
-        defer { epoch &+= 1 }
+    ///
+    /// - Returns: What was dropped, for the caller to release after unlocking: releasing
+    ///   an instance may run its `deinit`, which may use this container.
+    mutating func invalidate(_ keys: [ProviderKey]) -> [Any] {
+        var dropped: [Any] = []
+        func drop(_ key: ProviderKey) {
+            if let entry = instances.removeValue(forKey: key) { dropped.append(entry) }
+            if let box = singletons.remove(key) { dropped.append(box) }
+        }
         if keys.count == 1, dependents[keys[0]] == nil {
-            // The common case: nothing was built from it.
-            instances[keys[0]] = nil
-            singletons.remove(keys[0])
-            return
+            drop(keys[0])  // the common case: nothing was built from it
+            return dropped
         }
         var pending = keys
         var visited = Set<ProviderKey>()
         while let key = pending.popLast() {
             guard visited.insert(key).inserted else { continue }
-            instances[key] = nil
-            singletons.remove(key)
+            drop(key)
             if let users = dependents.removeValue(forKey: key) {
                 pending.append(contentsOf: users)
             }
         }
+        return dropped
     }
 
     var liveChildren: [DependencyContainer] {

@@ -3,7 +3,6 @@ import Dispatch
 extension DependencyContainer {
     /// Resolves an async `provider` according to its scope.
     func resolve<Value>(_ provider: AsyncProvider<Value>) async throws -> Value {
-        AsyncFrame.checkNoCycle(in: self, key: provider.key, name: provider.name)
         switch provider.scope {
         case .factory:
             return try await buildAsync(provider)
@@ -17,11 +16,13 @@ extension DependencyContainer {
 
     /// Builds a factory's instance in the current task.
     private func buildAsync<Value>(_ provider: AsyncProvider<Value>) async throws -> Value {
+        AsyncFrame.checkNoCycle(in: self, key: provider.key, name: provider.name)
         let parent = AsyncFrame.current
         let (override, tracer) = beginAsyncConstruction(of: provider, usedBy: parent)
         let frame = AsyncFrame(
             container: self, key: provider.key, name: provider.name, construction: nil, parent: parent)
         let start = DispatchTime.now().uptimeNanoseconds
+        defer { frame.finish() }
         let value = try await AsyncFrame.$current.withValue(frame) {
             try await (override ?? provider.make)()
         }
@@ -61,10 +62,13 @@ extension DependencyContainer {
         case .building?, nil:
             break
         }
+        // About to build: stop if this chain is already building it. (Waiting on a
+        // construction of one's own is caught by the wait graph instead.) Frame locks are
+        // never held while a container lock is taken, so checking under ours is safe.
+        AsyncFrame.checkNoCycle(in: self, key: key, name: provider.name)
         let construction = AsyncConstruction(name: provider.name)
         state.instances[key] = .buildingAsync(construction)
         state.activeBuilds += 1
-        let epoch = state.epoch
         lock.unlock()
 
         let override = asyncOverrideFactory(for: provider)
@@ -83,7 +87,8 @@ extension DependencyContainer {
             } catch {
                 outcome = .failure(error)
             }
-            self.finishAsyncConstruction(construction, key: key, epoch: epoch, outcome: outcome,
+            frame.finish()
+            self.finishAsyncConstruction(construction, key: key, outcome: outcome,
                                          weakly: provider.scope == .shared)
             if case .success = outcome {
                 self.trace(provider, override != nil ? .builtFromOverride : .built,
@@ -109,7 +114,7 @@ extension DependencyContainer {
     }
 
     private func finishAsyncConstruction(
-        _ construction: AsyncConstruction, key: ProviderKey, epoch: UInt64,
+        _ construction: AsyncConstruction, key: ProviderKey,
         outcome: Result<AnyBox, any Error>, weakly: Bool
     ) {
         lock.withLock {
@@ -117,7 +122,7 @@ extension DependencyContainer {
             guard case .buildingAsync(let current)? = state.instances[key], current === construction
             else { return }
             switch outcome {
-            case .success(let box) where state.epoch == epoch:
+            case .success(let box):
                 if weakly {
                     state.instances[key] = .weak(WeakObject(box.object))
                 } else {
@@ -125,7 +130,7 @@ extension DependencyContainer {
                     state.singletons.insert(box, for: key)
                 }
             default:
-                // A failure is not cached, and neither is what raced an override or reset.
+                // A failure is not cached.
                 state.instances[key] = nil
             }
         }

@@ -106,6 +106,12 @@ final class Protected<Value>: @unchecked Sendable {
 
     var value: Value {
         get { lock.withLock { stored } }
-        set { lock.withLock { stored = newValue } }
+        set {
+            let replaced = lock.withLock {
+                defer { stored = newValue }
+                return stored
+            }
+            withExtendedLifetime(replaced) {}  // released after unlocking: a `deinit` may run
+        }
     }
 }

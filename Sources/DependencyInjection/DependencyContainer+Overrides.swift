@@ -66,16 +66,20 @@ extension DependencyContainer {
     /// each singleton builds it again from its registration. Children drop what they
     /// built from this container's overrides.
     public func reset() {
-        let (removed, children) = lock.withLock {
-            let removed = Array(state.overrides.keys)
-            state.overrides.removeAll()
-            state.instances.removeAll()
-            state.singletons.removeAll()
-            state.dependents.removeAll()
-            state.epoch &+= 1
-            return (removed, state.liveChildren)
+        // Everything dropped is moved out under the lock and released after it: a
+        // release may run a `deinit` that uses this container.
+        let (overrides, instances, singletons, children) = lock.withLock {
+            defer {
+                state.overrides = [:]
+                state.instances = [:]
+                state.singletons = SingletonTable()
+                state.dependents = [:]
+            }
+            return (state.overrides, state.instances, state.singletons, state.liveChildren)
         }
-        for child in children { child.invalidate(removed) }
+        singletons.deallocate()
+        withExtendedLifetime(instances) {}
+        for child in children { child.invalidate(Array(overrides.keys)) }
     }
 
     /// Drops the cached instance and the override of one registration, and everything
@@ -106,20 +110,19 @@ extension DependencyContainer {
     /// Installs or removes an override, then drops what was built from the old one here
     /// and in every descendant.
     private func replaceOverride(of key: ProviderKey, with override: AnyObject?) {
-        let children = lock.withLock {
-            state.overrides[key] = override
-            state.invalidate([key])
-            return state.liveChildren
+        let (replaced, dropped, children) = lock.withLock {
+            let replaced = override.map { state.overrides.updateValue($0, forKey: key) }
+                ?? state.overrides.removeValue(forKey: key)
+            return (replaced, state.invalidate([key]), state.liveChildren)
         }
+        withExtendedLifetime((replaced, dropped)) {}  // released here, not under the lock
         for child in children { child.invalidate([key]) }
     }
 
     /// Drops `keys` and what was built from them here and in every descendant.
     func invalidate(_ keys: [ProviderKey]) {
-        let children = lock.withLock {
-            state.invalidate(keys)
-            return state.liveChildren
-        }
+        let (dropped, children) = lock.withLock { (state.invalidate(keys), state.liveChildren) }
+        withExtendedLifetime(dropped) {}  // released here, not under the lock
         for child in children { child.invalidate(keys) }
     }
 

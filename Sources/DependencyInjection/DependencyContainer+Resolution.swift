@@ -11,11 +11,14 @@ extension DependencyContainer {
         switch provider.scope {
         case .singleton:
             lock.lock()
-            if let box = state.singletons.box(for: provider.key) {
+            // While a construction runs here or a tracer listens, take the full path: it
+            // records the use under this same lock, so an override cannot slip between
+            // serving the instance and noting who used it.
+            if state.activeBuilds == 0, state.tracer == nil,
+                let box = state.singletons.box(for: provider.key)
+            {
                 let value = box._withUnsafeGuaranteedRef { unsafeDowncast($0, to: Box<Value>.self).value }
-                let needsNotice = state.activeBuilds > 0 || state.tracer != nil
                 lock.unlock()
-                if needsNotice { noteCachedUse(of: provider) }
                 return value
             }
             lock.unlock()
@@ -28,15 +31,6 @@ extension DependencyContainer {
             // A live shared instance is stored as itself, not boxed.
             return found as! Value
         }
-    }
-
-    /// Records that the construction running on this thread, if any, used a cached
-    /// singleton, and traces the resolution.
-    @usableFromInline
-    func noteCachedUse<Value>(of provider: Provider<Value>) {
-        let stack = ResolutionStack.current
-        lock.withLock { recordUse(of: provider.key, stack: stack) }
-        traceServed(provider, outcome: .cached, tracer: lock.withLock { state.tracer }, stack: stack)
     }
 
     /// Builds a factory's instance, using an override when one is installed.
@@ -127,7 +121,6 @@ extension DependencyContainer {
         let construction = Construction(owner: stack, container: ObjectIdentifier(self), key: key)
         state.instances[key] = .building(construction)
         state.activeBuilds += 1
-        let epoch = state.epoch
         lock.unlock()
 
         let override = overrideFactory(for: provider)
@@ -144,11 +137,11 @@ extension DependencyContainer {
         construction.result = box
         let waiters = construction.waiters
         construction.waiters = []
+        // An override or reset of this key, or of anything this construction used, removed
+        // the entry meanwhile: then the instance is handed out but not kept. (Uses are
+        // recorded under the lock that serves them, so no such invalidation is missed.)
         if case .building(let current)? = state.instances[key], current === construction {
-            if state.epoch != epoch {
-                // An override or reset happened meanwhile: hand out, but do not keep.
-                state.instances[key] = nil
-            } else if provider.scope == .shared {
+            if provider.scope == .shared {
                 state.instances[key] = .weak(WeakObject(box.object))
             } else {
                 state.instances[key] = nil
@@ -156,7 +149,10 @@ extension DependencyContainer {
             }
         }
         lock.unlock()
-        for waiter in waiters { waiter.signal() }
+        if !waiters.isEmpty {
+            WaitGraph.shared.finish(construction)
+            for waiter in waiters { waiter.signal() }
+        }
         return box
     }
 
@@ -168,7 +164,7 @@ extension DependencyContainer {
         let container = ObjectIdentifier(self)
         if let top = stack.top {
             if top.container == container { state.record(key, usedBy: top.key) }
-        } else if let frame = AsyncFrame.current, frame.container == container {
+        } else if let frame = AsyncFrame.current, frame.container == container, !frame.finished {
             state.record(key, usedBy: frame.key)
         }
     }

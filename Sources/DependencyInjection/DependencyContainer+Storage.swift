@@ -13,7 +13,8 @@ extension DependencyContainer {
     ///   - value: The value to store. It must be `Sendable` because any thread may read it.
     ///   - key: The key to store it under.
     public func setValue<Value: Sendable>(_ value: Value, forKey key: String) {
-        lock.withLock { state.values[key] = value }
+        let replaced = lock.withLock { state.values.updateValue(value, forKey: key) }
+        withExtendedLifetime(replaced) {}  // released after unlocking: a `deinit` may use us
     }
 
     /// Returns the value stored under `key`, looking in the parent when this container
@@ -47,7 +48,8 @@ extension DependencyContainer {
     ///
     /// - Parameter key: The key to remove.
     public func removeValue(forKey key: String) {
-        lock.withLock { _ = state.values.removeValue(forKey: key) }
+        let removed = lock.withLock { state.values.removeValue(forKey: key) }
+        withExtendedLifetime(removed) {}  // released after unlocking: a `deinit` may use us
     }
 
     /// Removes every value stored in this container.
@@ -56,6 +58,10 @@ extension DependencyContainer {
     /// ``isMocked`` is not stored either, so `DependencyContainer.mocks.removeAll()`
     /// leaves `mocks` mocked.
     public func removeAll() {
-        lock.withLock { state.values.removeAll() }
+        let removed = lock.withLock {
+            defer { state.values = [:] }
+            return state.values
+        }
+        withExtendedLifetime(removed) {}  // released after unlocking: a `deinit` may use us
     }
 }

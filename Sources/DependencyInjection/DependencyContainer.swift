@@ -92,7 +92,6 @@ public final class DependencyContainer: @unchecked Sendable {
         self.statePointer = .allocate(capacity: 1)
         statePointer.initialize(to: ContainerState())
         parent.adopt(self)
-        state.tracer = parent.tracer
     }
 
     deinit {
@@ -101,8 +100,12 @@ public final class DependencyContainer: @unchecked Sendable {
         statePointer.deallocate()
     }
 
+    /// Registers `child` and gives it this container's tracer, in one step under this
+    /// container's lock, so a tracer set meanwhile reaches the child too. Until it is
+    /// registered nobody else can reach the child, so writing its state here is safe.
     private func adopt(_ child: DependencyContainer) {
         lock.withLock {
+            child.statePointer.pointee.tracer = state.tracer
             state.children.removeAll { $0.container == nil }
             state.children.append(WeakContainer(child))
         }

@@ -30,6 +30,8 @@ final class DependencyStorage: @unchecked Sendable {
     private var currentContainer: DependencyContainer
     private var generation: UInt64 = 0
     private var resolvingThread: ResolutionStack?
+    /// How many constructions were running on `resolvingThread` when it began resolving.
+    private var resolvingDepth = 0
     private var retired: [AnyBox] = []
     /// Threads waiting for another thread's first resolution.
     private var waiters: [DispatchSemaphore] = []
@@ -80,8 +82,10 @@ final class DependencyStorage: @unchecked Sendable {
             }
             guard let resolver = resolvingThread else { break }
             if resolver === stack {
+                let property = registrationName(in: currentContainer)
+                let chain = [property] + stack.frames.dropFirst(resolvingDepth).map(\.name.description)
                 lock.unlock()
-                fatalError("Circular dependency: \(keyPath) is read while it is being resolved")
+                fatalError("Circular dependency: " + (chain + [property]).joined(separator: " -> "))
             }
             // Another thread is resolving: wait for it, then look again.
             let signal = DispatchSemaphore(value: 0)
@@ -91,6 +95,7 @@ final class DependencyStorage: @unchecked Sendable {
             lock.lock()
         }
         resolvingThread = stack
+        resolvingDepth = stack.frames.count
         let container = currentContainer
         let started = generation
         lock.unlock()
@@ -111,16 +116,28 @@ final class DependencyStorage: @unchecked Sendable {
         lock.withLock { currentContainer }
     }
 
+    /// The registration's name for messages: a provider's own name, else the key path.
+    private func registrationName(in container: DependencyContainer) -> String {
+        if let named = container[keyPath: keyPath] as? any NamedRegistration {
+            return named.registrationName
+        }
+        return "\(keyPath)"
+    }
+
     @usableFromInline
     func replace(with box: AnyBox) {
         lock.withLock { publish(box) }
     }
 
     func switchContainer(to container: DependencyContainer) {
-        lock.withLock {
-            currentContainer = container
-            publish(nil)
+        let replaced = lock.withLock {
+            defer {
+                currentContainer = container
+                publish(nil)
+            }
+            return currentContainer
         }
+        withExtendedLifetime(replaced) {}  // released after unlocking: a `deinit` may run
     }
 
     func reset() {

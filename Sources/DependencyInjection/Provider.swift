@@ -86,6 +86,15 @@ public struct Provider<Value> {
     }
 }
 
+/// A registration that can name itself in messages.
+protocol NamedRegistration {
+    var registrationName: String { get }
+}
+
+extension Provider: NamedRegistration {
+    var registrationName: String { name.description }
+}
+
 /// How long a container keeps what a provider builds.
 ///
 /// A registration picks its scope by the function that makes its provider (`factory`,

@@ -93,9 +93,11 @@ public struct ResolutionEvent: Sendable, Hashable, CustomStringConvertible {
 /// //   httpClient: HTTPClient [singleton] built in 0.012 ms
 /// ```
 ///
-/// A tracer receives the events of one outermost resolution together, once it has
-/// finished, in the order the resolutions started, so nested ones follow their parent.
-/// It is called on the resolving thread, with no container lock held.
+/// A tracer receives the events of one outermost synchronous resolution together, once
+/// it has finished, in the order the resolutions started, so nested ones follow their
+/// parent. Asynchronous resolutions may suspend and interleave with other work, so each
+/// of them is delivered on its own as it finishes (a parent after what it awaited); their
+/// depths still show the nesting. A tracer is called with no container lock held.
 public final class ResolutionTracer: Sendable {
     private let report: @Sendable ([ResolutionEvent]) -> Void
 

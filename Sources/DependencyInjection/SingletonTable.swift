@@ -50,15 +50,21 @@ struct SingletonTable {
         count += 1
     }
 
-    /// Removes the entry for `key`, if any.
-    mutating func remove(_ key: ProviderKey) {
-        guard box(for: key) != nil else { return }
-        let survivors = entries.filter { $0.key != key }
+    /// Removes the entry for `key`, if any, and returns its box. The caller releases the
+    /// box after unlocking: a release may run user code (a `deinit`).
+    mutating func remove(_ key: ProviderKey) -> AnyObject? {
+        guard box(for: key) != nil else { return nil }
+        let all = entries
         removeAll()
-        for entry in survivors { insert(entry.box, for: entry.key) }
+        var removed: AnyObject?
+        for entry in all {
+            if entry.key == key { removed = entry.box } else { insert(entry.box, for: entry.key) }
+        }
+        return removed
     }
 
-    /// Removes every entry and frees the buffers.
+    /// Removes every entry and frees the buffers. Only call it when the boxes are also held
+    /// elsewhere, or outside the container's lock.
     mutating func removeAll() {
         deallocate()
         self = SingletonTable()

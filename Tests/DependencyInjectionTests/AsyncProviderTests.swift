@@ -133,7 +133,9 @@ extension DependencyContainer {
     @Test func cancellingOneWaiterDoesNotCancelTheConstruction() async throws {
         let container = DependencyContainer()
         let opens = container.counter("database")
+        // The task that starts the construction is the one cancelled, while it runs.
         let cancelled = Task { try await container.database() }
+        while opens.count == 0 { await Task.yield() }
         let other = Task { try await container.database() }
         cancelled.cancel()
         let database = try await other.value
@@ -195,15 +197,16 @@ extension DependencyContainer {
 
     @Test func asyncResolutionsAreTraced() async throws {
         let container = DependencyContainer()
-        let events = Collected<ResolutionEvent>()
-        container.tracer = ResolutionTracer { $0.forEach(events.append) }
+        let batches = Collected<[ResolutionEvent]>()
+        container.tracer = ResolutionTracer { batches.append($0) }
         _ = try await container.databaseClient()
         _ = try await container.databaseClient()
-        let seen = events.values.map { "\($0.name) \($0.depth) \($0.outcome.rawValue)" }
-        #expect(seen.contains("database 1 built"))
-        #expect(seen.contains("httpClient 1 built"))
-        #expect(seen.contains("databaseClient 0 built"))
-        #expect(seen.last == "databaseClient 0 cached")
+        // Async resolutions arrive one by one as they finish, a parent after its children.
+        let seen = batches.values.map { $0.map { "\($0.name) \($0.depth) \($0.outcome.rawValue)" } }
+        #expect(seen == [
+            ["database 1 built"], ["httpClient 1 built"], ["databaseClient 0 built"],
+            ["databaseClient 0 cached"],
+        ])
     }
 
     // MARK: - Actors

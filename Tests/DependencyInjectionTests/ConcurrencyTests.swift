@@ -71,7 +71,7 @@ final class CountedModel: @unchecked Sendable {
                 case 0: container.override(\.httpClient) { StubHTTPClient() }
                 case 1: container.reset(\.httpClient)
                 case 2: _ = container.cachedFeedLoader()
-                case 3: _ = child.feedLoader()
+                case 3: _ = child.cachedFeedLoader()
                 default: container.reset()
                 }
             }

@@ -46,11 +46,15 @@ import Testing
 
 @Suite struct WithMainTests {
     @Test func syncScopeSwitchesMainAndRestores() {
+        // The outer scope pins what "before" is: the process-wide `main` may be switched
+        // by the serialized suite above while this runs.
+        let outer = DependencyContainer()
         let container = DependencyContainer()
-        let before = DependencyContainer.main
-        let inside = DependencyContainer.withMain(container) { DependencyContainer.main }
-        #expect(inside === container)
-        #expect(DependencyContainer.main === before)
+        DependencyContainer.withMain(outer) {
+            let inside = DependencyContainer.withMain(container) { DependencyContainer.main }
+            #expect(inside === container)
+            #expect(DependencyContainer.main === outer)
+        }
     }
 
     @Test func nestedScopesUseTheInnermost() {

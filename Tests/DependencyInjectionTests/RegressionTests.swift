@@ -1,0 +1,168 @@
+import DependencyInjection
+import Foundation
+import Testing
+
+// Regressions found in review. Each test failed (or crashed, or hung) before its fix.
+
+/// A flag set from another thread or task.
+final class Flag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = false
+    func set() { lock.lock(); value = true; lock.unlock() }
+    var isSet: Bool { lock.lock(); defer { lock.unlock() }; return value }
+}
+
+/// A singleton whose `deinit` uses the container that built it.
+final class ContainerUser: @unchecked Sendable {
+    let container: DependencyContainer
+    init(_ container: DependencyContainer) { self.container = container }
+    deinit { _ = container.getValue(forKey: "anything") as Int? }
+}
+
+extension DependencyContainer {
+    var needsSlow: Provider<Node> { singleton { _ = self.slowToBuild(); return Node() } }
+    var slowToBuild: Provider<Node> { singleton { Thread.sleep(forTimeInterval: 0.03); return Node() } }
+
+    var slowOnce: Provider<Node> {
+        singleton {
+            self.count("slowOnce")
+            Thread.sleep(forTimeInterval: 0.05)
+            return Node()
+        }
+    }
+
+    /// Starts a task that resolves this very singleton after it has been built.
+    var spawner: AsyncProvider<Node> {
+        singleton {
+            let container = self
+            Task {
+                try await Task.sleep(nanoseconds: 20_000_000)
+                _ = try await container.spawner()
+                (container.getValue(forKey: "done") as Flag?)?.set()
+            }
+            return Node()
+        }
+    }
+
+    var containerUser: Provider<ContainerUser> { singleton { ContainerUser(self) } }
+}
+
+@Suite struct RegressionTests {
+    /// Thread 2 builds `slowToBuild` while thread 1 waits for it inside `needsSlow`;
+    /// thread 2 then asks for `needsSlow`. Nothing deadlocks, so nothing may stop.
+    @Test func aFinishedConstructionIsNeverPartOfACycle() async {
+        await #expect(processExitsWith: .success) {
+            for _ in 0..<30 {
+                let container = DependencyContainer()
+                let done = DispatchGroup()
+                done.enter()
+                Thread {
+                    _ = container.slowToBuild()
+                    _ = container.needsSlow()
+                    done.leave()
+                }.start()
+                _ = DispatchSemaphore(value: 0).wait(timeout: .now() + 0.01)
+                _ = container.needsSlow()
+                done.wait()
+            }
+        }
+    }
+
+    @Test func anUnrelatedOverrideDuringAConstructionKeepsOneSingleton() {
+        let container = DependencyContainer()
+        let builds = container.counter("slowOnce")
+        let first = Collected<Node>()
+        let done = DispatchGroup()
+        done.enter()
+        Thread {
+            first.append(container.slowOnce())
+            done.leave()
+        }.start()
+        Thread.sleep(forTimeInterval: 0.01)
+        container.override(\.imageCache) { ImageCache() }
+        done.wait()
+        #expect(container.slowOnce() === first.values.first)
+        #expect(builds.count == 1)
+    }
+
+    /// A task started by a construction outlives it; resolving the singleton from there
+    /// later is not a cycle.
+    @Test func aTaskStartedByAnAsyncConstructionMayResolveItLater() async {
+        await #expect(processExitsWith: .success) {
+            let container = DependencyContainer()
+            let flag = Flag()
+            container.setValue(flag, forKey: "done")
+            _ = try? await container.spawner()
+            for _ in 0..<100 where !flag.isSet {
+                try? await Task.sleep(nanoseconds: 10_000_000)
+            }
+            if !flag.isSet { exit(3) }
+        }
+    }
+
+    // MARK: - No user code under a container lock
+
+    private func finishes(_ work: @escaping @Sendable () -> Void) -> Bool {
+        let done = DispatchGroup()
+        done.enter()
+        Thread {
+            work()
+            done.leave()
+        }.start()
+        return done.wait(timeout: .now() + 5) == .success
+    }
+
+    @Test func resetReleasesInstancesOutsideTheLock() {
+        let container = DependencyContainer()
+        _ = container.containerUser()
+        #expect(finishes { container.reset() }, "reset() deadlocked in a singleton's deinit")
+    }
+
+    @Test func overrideReleasesWhatItDropsOutsideTheLock() {
+        let container = DependencyContainer()
+        _ = container.containerUser()
+        #expect(finishes {
+            container.override(\.containerUser) { ContainerUser(DependencyContainer()) }
+        }, "override deadlocked in a singleton's deinit")
+        #expect(finishes { container.reset(\.containerUser) }, "reset(_:) deadlocked")
+    }
+
+    @Test func replacedStoredValuesAreReleasedOutsideTheLock() {
+        let container = DependencyContainer()
+        container.setValue(ContainerUser(container), forKey: "user")
+        #expect(finishes { container.setValue(0, forKey: "user") }, "setValue deadlocked")
+        container.setValue(ContainerUser(container), forKey: "user")
+        #expect(finishes { container.removeValue(forKey: "user") }, "removeValue deadlocked")
+        container.setValue(ContainerUser(container), forKey: "user")
+        #expect(finishes { container.removeAll() }, "removeAll deadlocked")
+    }
+}
+
+/// Reads its own property while that property resolves: a cycle through one wrapper.
+final class SelfReadingHolder: @unchecked Sendable {
+    @Dependency(\.selfReader) var node
+}
+
+extension DependencyContainer {
+    var selfReader: Provider<Node> {
+        factory {
+            _ = (self.getValue(forKey: "holder") as SelfReadingHolder?)?.node
+            return Node()
+        }
+    }
+}
+
+@Suite struct DependencyPropertyCycleTests {
+    @Test func readingAPropertyWhileItResolvesNamesTheChain() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let container = DependencyContainer()
+            let holder = DependencyContainer.withMain(container) { SelfReadingHolder() }
+            container.setValue(holder, forKey: "holder")
+            _ = holder.node
+        }
+        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(output.contains(
+            "Circular dependency: selfReader -> selfReader -> selfReader"),
+            "\(output)")
+    }
+}
