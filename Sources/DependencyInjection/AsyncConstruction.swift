@@ -69,39 +69,58 @@ final class AsyncFrame: @unchecked Sendable {
 /// for it meanwhile.
 ///
 /// Waiters suspend on continuations rather than on the construction's task, and the
-/// construction runs in a task of its own: a waiter being cancelled neither cancels the
-/// construction nor changes what the others receive.
+/// construction runs in a task of its own: a waiter being cancelled stops waiting (it
+/// throws `CancellationError`) but neither cancels the construction nor changes what the
+/// others receive.
 final class AsyncConstruction: @unchecked Sendable {
     // @unchecked: `result` and `waiters` are guarded by `lock`; `waitingOn` by the
     // wait graph's lock.
     let name: StaticString
     private let lock = Lock()
     private var result: Result<AnyBox, any Error>?
-    private var waiters: [CheckedContinuation<AnyBox, any Error>] = []
+    private var waiters: [Int: CheckedContinuation<AnyBox, any Error>] = [:]
+    private var nextWaiter = 0
     /// The construction this one's task is waiting for, if any.
     var waitingOn: AsyncConstruction?
 
     init(name: StaticString) { self.name = name }
 
     /// The built box, once the construction finishes.
+    ///
+    /// - Throws: What the construction threw, or `CancellationError` when the waiting
+    ///   task is cancelled first.
     func value() async throws -> AnyBox {
-        try await withCheckedThrowingContinuation { continuation in
-            lock.lock()
-            if let result {
-                lock.unlock()
-                continuation.resume(with: result)
-            } else {
-                waiters.append(continuation)
-                lock.unlock()
+        let id = lock.withLock {
+            defer { nextWaiter += 1 }
+            return nextWaiter
+        }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                lock.lock()
+                if let result {
+                    lock.unlock()
+                    continuation.resume(with: result)
+                } else if Task.isCancelled {
+                    // Checked under the lock: a cancellation handler that ran before this
+                    // found nothing to resume.
+                    lock.unlock()
+                    continuation.resume(throwing: CancellationError())
+                } else {
+                    waiters[id] = continuation
+                    lock.unlock()
+                }
             }
+        } onCancel: {
+            let continuation = lock.withLock { waiters.removeValue(forKey: id) }
+            continuation?.resume(throwing: CancellationError())
         }
     }
 
     func finish(_ outcome: Result<AnyBox, any Error>) {
         let waiting: [CheckedContinuation<AnyBox, any Error>] = lock.withLock {
             result = outcome
-            defer { waiters = [] }
-            return waiters
+            defer { waiters = [:] }
+            return Array(waiters.values)
         }
         for waiter in waiting { waiter.resume(with: outcome) }
     }

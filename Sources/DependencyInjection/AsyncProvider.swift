@@ -17,7 +17,8 @@
 /// The scopes mean what they mean for ``Provider``. An async singleton is built exactly
 /// once per container even when many tasks ask at the same time: they all await the one
 /// construction in flight, which runs in its own task so that cancelling one waiter does
-/// not cancel it for the others. A construction that throws is not cached; the next
+/// not cancel it for the others (the cancelled waiter itself stops waiting and throws
+/// `CancellationError`). A construction that throws is not cached; the next
 /// resolution tries again. A synchronous ``Provider`` cannot resolve an async one: its
 /// closure cannot `await`, so the compiler refuses rather than blocking a thread.
 ///
@@ -75,11 +76,12 @@ public struct AsyncProvider<Value> {
     /// ```
     ///
     /// Tasks that resolve the same singleton while it is being built all await that one
-    /// construction. Cancelling a waiting task does not cancel the construction for the
-    /// others.
+    /// construction. Cancelling a waiting task makes it throw `CancellationError` without
+    /// cancelling the construction for the others.
     ///
     /// - Returns: The resolved instance.
-    /// - Throws: What the registration's (or the override's) closure throws. A failed
+    /// - Throws: What the registration's (or the override's) closure throws, or
+    ///   `CancellationError` when this task is cancelled while it waits. A failed
     ///   construction is not cached: the next call tries again.
     public func callAsFunction() async throws -> Value {
         try await container.resolve(self)
