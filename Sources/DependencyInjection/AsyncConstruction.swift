@@ -73,15 +73,13 @@ final class AsyncFrame: @unchecked Sendable {
 /// throws `CancellationError`) but neither cancels the construction nor changes what the
 /// others receive.
 final class AsyncConstruction: @unchecked Sendable {
-    // @unchecked: `result` and `waiters` are guarded by `lock`; `waitingOn` by the
-    // wait graph's lock.
+    // @unchecked: `result`, `waiters` and `nextWaiter` are guarded by `lock`;
+    // `waitingOn` and `isDone` by the wait graph's lock, `graph`.
     let name: StaticString
     private let lock = Lock()
     private var result: Result<AnyBox, any Error>?
     private var waiters: [Int: CheckedContinuation<AnyBox, any Error>] = [:]
     private var nextWaiter = 0
-    /// The construction this one's task is waiting for, if any.
-    var waitingOn: AsyncConstruction?
 
     init(name: StaticString) { self.name = name }
 
@@ -117,6 +115,7 @@ final class AsyncConstruction: @unchecked Sendable {
     }
 
     func finish(_ outcome: Result<AnyBox, any Error>) {
+        markDone()
         let waiting: [CheckedContinuation<AnyBox, any Error>] = lock.withLock {
             result = outcome
             defer { waiters = [:] }
@@ -127,30 +126,49 @@ final class AsyncConstruction: @unchecked Sendable {
 
     // MARK: - Waiting without deadlock
 
-    private static let graphLock = Lock()
+    /// The constructions this one's task (or its child tasks) are waiting for, one entry
+    /// per wait, guarded by `graph`. A factory may await several at once (`async let`).
+    private var waitingOn: [Int: AsyncConstruction] = [:]
+    /// Set under `graph` when the construction finishes: it is then no part of a deadlock.
+    private var isDone = false
+
+    private static let graph = Lock()
+    nonisolated(unsafe) private static var nextEdge = 0  // guarded by `graph`
 
     /// Awaits `self` on behalf of the current task, stopping with a message instead when
     /// that would close a cycle of constructions waiting for each other.
     func valueWithoutDeadlock() async throws -> AnyBox {
-        let waiter = AsyncFrame.innermostConstruction
-        if let waiter {
-            Self.graphLock.lock()
-            var chain: [AsyncConstruction] = []
-            var next: AsyncConstruction? = self
-            while let current = next {
-                chain.append(current)
-                if current === waiter {
-                    Self.graphLock.unlock()
-                    CycleReport.stop(chain: chain.map(\.name) + [self.name])
-                }
-                next = current.waitingOn
-            }
-            waiter.waitingOn = self
-            Self.graphLock.unlock()
+        guard let waiter = AsyncFrame.innermostConstruction else { return try await value() }
+        Self.graph.lock()
+        if let path = Self.path(from: self, to: waiter) {
+            Self.graph.unlock()
+            CycleReport.stop(chain: path.map(\.name) + [self.name])
         }
-        defer {
-            if let waiter { Self.graphLock.withLock { waiter.waitingOn = nil } }
-        }
+        let edge = Self.nextEdge
+        Self.nextEdge += 1
+        waiter.waitingOn[edge] = self
+        Self.graph.unlock()
+        defer { Self.graph.withLock { _ = waiter.waitingOn.removeValue(forKey: edge) } }
         return try await value()
+    }
+
+    /// Marks the construction done for the wait graph; call before resuming waiters.
+    func markDone() {
+        Self.graph.withLock { isDone = true }
+    }
+
+    /// A chain of waits from `start` to `target` through unfinished constructions, if any.
+    /// Call with `graph` held.
+    private static func path(from start: AsyncConstruction, to target: AsyncConstruction) -> [AsyncConstruction]? {
+        var visited = Set<ObjectIdentifier>()
+        func search(_ node: AsyncConstruction) -> [AsyncConstruction]? {
+            guard !node.isDone, visited.insert(ObjectIdentifier(node)).inserted else { return nil }
+            if node === target { return [node] }
+            for next in node.waitingOn.values {
+                if let rest = search(next) { return [node] + rest }
+            }
+            return nil
+        }
+        return search(start)
     }
 }

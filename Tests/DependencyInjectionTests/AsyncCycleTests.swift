@@ -21,7 +21,42 @@ extension DependencyContainer {
     }
 }
 
+extension DependencyContainer {
+    /// Awaits two singletons at once; one of them needs `fanOut` back.
+    var fanOut: AsyncProvider<Node> {
+        singleton {
+            async let leaf = self.fanLeaf()
+            async let back = self.fanBack()
+            _ = try await (leaf, back)
+            return Node()
+        }
+    }
+    var fanLeaf: AsyncProvider<Node> {
+        singleton {
+            try await Task.sleep(nanoseconds: 100_000_000)
+            return Node()
+        }
+    }
+    var fanBack: AsyncProvider<Node> {
+        singleton {
+            try await Task.sleep(nanoseconds: 20_000_000)
+            _ = try await self.fanOut()
+            return Node()
+        }
+    }
+}
+
 @Suite struct AsyncCycleTests {
+    /// The cycle runs through one of two concurrent awaits of the same construction;
+    /// both waits must be in the graph for it to be found.
+    @Test func cycleThroughOneOfSeveralConcurrentAwaitsStops() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = try await DependencyContainer().fanOut()
+        }
+        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(output.contains("Circular dependency: fanOut -> fanBack -> fanOut"), "\(output)")
+    }
+
     @Test func asyncFactoryCycleStopsWithTheChain() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = try await DependencyContainer().asyncLeft()
