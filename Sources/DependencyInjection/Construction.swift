@@ -19,10 +19,27 @@ final class Construction: @unchecked Sendable {
     /// construction is never part of a deadlock, whatever stale waits still point at it.
     var finished = false
 
-    init(owner: ResolutionStack, container: ObjectIdentifier, key: ProviderKey) {
+    /// For the first resolution of a `@Dependency` property, which has no frame of its
+    /// own: its name and how many frames its owner had when it began.
+    private let property: (name: StaticString, depth: Int)?
+
+    init(
+        owner: ResolutionStack, container: ObjectIdentifier, key: ProviderKey,
+        property: (name: StaticString, depth: Int)? = nil
+    ) {
         self.owner = owner
         self.container = container
         self.key = key
+        self.property = property
+    }
+
+    /// This construction's part of a cycle message: its owner's frames from where it began.
+    /// Only call while the owner is blocked.
+    var chainNames: [StaticString] {
+        if let property {
+            return [property.name] + owner.frames.dropFirst(property.depth).map(\.name)
+        }
+        return owner.names(from: container, key)
     }
 
     /// Blocks on `signal` until the construction finishes, stopping with a message instead
@@ -55,7 +72,7 @@ final class WaitGraph: @unchecked Sendable {
                 // Every owner along the chain waits for a construction that has not
                 // finished (that is how the walk reached the next one), so it is blocked:
                 // its stack last changed before it took this lock and is safe to read.
-                let names = chain.flatMap { $0.owner.names(from: $0.container, $0.key) }
+                let names = chain.flatMap(\.chainNames)
                 lock.unlock()
                 CycleReport.stop(chain: names + [name])
             }

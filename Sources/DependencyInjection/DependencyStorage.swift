@@ -35,6 +35,10 @@ final class DependencyStorage: @unchecked Sendable {
     private var retired: [AnyBox] = []
     /// Threads waiting for another thread's first resolution.
     private var waiters: [DispatchSemaphore] = []
+    /// The resolution in progress as a node of the wait graph, created by the first thread
+    /// that waits for it, so that a cycle across threads through this property stops with
+    /// a message instead of deadlocking.
+    private var claim: Construction?
     private let resolve: (DependencyContainer) -> AnyBox
     /// For messages only: describing a key path is expensive, so it waits until needed.
     private let keyPath: AnyKeyPath
@@ -63,6 +67,10 @@ final class DependencyStorage: @unchecked Sendable {
         UnsafeMutableRawPointer(published).deallocate()
     }
 
+    /// Stands for "this property's first resolution" in the wait graph.
+    private static let claimKey = ProviderKey(
+        file: #fileID, line: 0, column: 0, type: AnyBox.self, argument: nil)
+
     /// The slow path of a wrapper read: resolves through the storage that owns `slot`.
     @usableFromInline @inline(never)
     static func resolveOnce(from slot: UnsafeMutablePointer<AnyBox?>) -> AnyBox {
@@ -90,8 +98,12 @@ final class DependencyStorage: @unchecked Sendable {
             // Another thread is resolving: wait for it, then look again.
             let signal = DispatchSemaphore(value: 0)
             waiters.append(signal)
+            let node = claim ?? Construction(
+                owner: resolver, container: ObjectIdentifier(self), key: Self.claimKey,
+                property: ("@Dependency", resolvingDepth))
+            claim = node
             lock.unlock()
-            signal.wait()
+            node.wait(on: signal, as: stack, name: "@Dependency")
             lock.lock()
         }
         resolvingThread = stack
@@ -102,12 +114,16 @@ final class DependencyStorage: @unchecked Sendable {
 
         let resolved = resolve(container)
 
-        let waiting: [DispatchSemaphore] = lock.withLock {
+        let (waiting, node): ([DispatchSemaphore], Construction?) = lock.withLock {
             resolvingThread = nil
             if generation == started { publish(resolved) }
-            defer { waiters = [] }
-            return waiters
+            defer {
+                waiters = []
+                claim = nil
+            }
+            return (waiters, claim)
         }
+        if let node { WaitGraph.shared.finish(node) }
         for waiter in waiting { waiter.signal() }
         return resolved
     }

@@ -166,3 +166,40 @@ extension DependencyContainer {
             "\(output)")
     }
 }
+
+/// Holds a property whose registration needs `crossSingleton`, whose factory reads the
+/// property back: a cycle that two threads can enter from both ends.
+final class CrossHolder: @unchecked Sendable {
+    @Dependency(\.crossFactory) var node
+}
+
+extension DependencyContainer {
+    var crossFactory: Provider<Node> { factory { _ = self.crossSingleton(); return Node() } }
+    var crossSingleton: Provider<Node> {
+        singleton {
+            Thread.sleep(forTimeInterval: 0.05)
+            _ = (self.getValue(forKey: "holder") as CrossHolder?)?.node
+            return Node()
+        }
+    }
+}
+
+extension DependencyPropertyCycleTests {
+    /// Thread 1 builds `crossSingleton`, which reads the property; thread 2 is resolving
+    /// the property, which needs `crossSingleton`. Each waits for the other.
+    @Test func aCycleAcrossThreadsThroughAPropertyStopsInsteadOfDeadlocking() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let container = DependencyContainer()
+            let holder = DependencyContainer.withMain(container) { CrossHolder() }
+            container.setValue(holder, forKey: "holder")
+            Thread { _ = container.crossSingleton() }.start()
+            _ = DispatchSemaphore(value: 0).wait(timeout: .now() + 0.01)
+            _ = holder.node
+            _ = DispatchSemaphore(value: 0).wait(timeout: .now() + 10)
+        }
+        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(output.contains("Circular dependency: "), "\(output)")
+        #expect(output.contains("crossSingleton"), "\(output)")
+        #expect(output.contains("@Dependency"), "\(output)")
+    }
+}
