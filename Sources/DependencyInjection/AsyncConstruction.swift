@@ -43,12 +43,11 @@ final class AsyncFrame: @unchecked Sendable {
     static func checkNoCycle(in container: DependencyContainer, key: ProviderKey, name: StaticString) {
         var names: [StaticString] = [name]
         var frame = current
-        while let current = frame {
-            if !current.finished {
-                names.append(current.name)
-                if current.container == ObjectIdentifier(container) && current.key == key {
-                    CycleReport.stop(chain: names.reversed())
-                }
+        // A finished frame cuts the chain: what lies above it is not waiting for this task.
+        while let current = frame, !current.finished {
+            names.append(current.name)
+            if current.container == ObjectIdentifier(container) && current.key == key {
+                CycleReport.stop(chain: names.reversed())
             }
             frame = current.parent
         }
@@ -57,11 +56,23 @@ final class AsyncFrame: @unchecked Sendable {
     /// The innermost construction of a singleton or shared instance in this chain.
     static var innermostConstruction: AsyncConstruction? {
         var frame = current
-        while let current = frame {
-            if let construction = current.construction, !current.finished { return construction }
+        while let current = frame, !current.finished {
+            if let construction = current.construction { return construction }
             frame = current.parent
         }
         return nil
+    }
+
+    /// The names of this task's frames inside `construction`'s frame, outermost first:
+    /// the factories between a waiting construction and the current resolution.
+    static func names(inside construction: AsyncConstruction) -> [StaticString] {
+        var names: [StaticString] = []
+        var frame = current
+        while let current = frame, !current.finished, current.construction !== construction {
+            names.append(current.name)
+            frame = current.parent
+        }
+        return names.reversed()
     }
 }
 
@@ -142,7 +153,8 @@ final class AsyncConstruction: @unchecked Sendable {
         Self.graph.lock()
         if let path = Self.path(from: self, to: waiter) {
             Self.graph.unlock()
-            CycleReport.stop(chain: path.map(\.name) + [self.name])
+            CycleReport.stop(
+                chain: path.map(\.name) + AsyncFrame.names(inside: waiter) + [self.name])
         }
         let edge = Self.nextEdge
         Self.nextEdge += 1

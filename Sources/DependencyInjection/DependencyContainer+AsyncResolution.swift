@@ -36,7 +36,7 @@ extension DependencyContainer {
         let key = provider.key
         let parent = AsyncFrame.current
         lock.lock()
-        if let parent, parent.container == ObjectIdentifier(self) {
+        if let parent, parent.container == ObjectIdentifier(self), !parent.finished {
             state.record(key, usedBy: parent.key)
         }
         let tracer = state.tracer
@@ -103,7 +103,7 @@ extension DependencyContainer {
         of provider: AsyncProvider<Value>, usedBy builder: AsyncFrame?
     ) -> ((@Sendable () async throws -> Value)?, ResolutionTracer?) {
         let (own, tracer): (AnyObject?, ResolutionTracer?) = lock.withLock {
-            if let builder, builder.container == ObjectIdentifier(self) {
+            if let builder, builder.container == ObjectIdentifier(self), !builder.finished {
                 state.record(provider.key, usedBy: builder.key)
             }
             return (state.overrides[provider.key], state.tracer)

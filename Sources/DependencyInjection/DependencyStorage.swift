@@ -90,9 +90,11 @@ final class DependencyStorage: @unchecked Sendable {
             }
             guard let resolver = resolvingThread else { break }
             if resolver === stack {
-                let property = registrationName(in: currentContainer)
-                let chain = [property] + stack.frames.dropFirst(resolvingDepth).map(\.name.description)
+                let (container, depth) = (currentContainer, resolvingDepth)
                 lock.unlock()
+                // Evaluating the registration runs user code: never under the lock.
+                let property = registrationName(in: container)
+                let chain = [property] + stack.frames.dropFirst(depth).map(\.name.description)
                 fatalError("Circular dependency: " + (chain + [property]).joined(separator: " -> "))
             }
             // Another thread is resolving: wait for it, then look again.

@@ -153,10 +153,11 @@ extension DependencyContainer {
     public var tracer: ResolutionTracer? {
         get { lock.withLock { state.tracer } }
         set {
-            let children = lock.withLock {
-                state.tracer = newValue
-                return state.liveChildren
+            let (replaced, children) = lock.withLock {
+                defer { state.tracer = newValue }
+                return (state.tracer, state.liveChildren)
             }
+            withExtendedLifetime(replaced) {}  // released after unlocking: a `deinit` may run
             for child in children { child.tracer = newValue }
         }
     }

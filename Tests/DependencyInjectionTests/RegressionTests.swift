@@ -203,3 +203,113 @@ extension DependencyPropertyCycleTests {
         #expect(output.contains("@Dependency"), "\(output)")
     }
 }
+
+extension DependencyContainer {
+    /// Builds `detachingInner`, then keeps building for a while.
+    var detachingOuter: AsyncProvider<Node> {
+        singleton {
+            _ = try await self.detachingInner()
+            try await Task.sleep(nanoseconds: 300_000_000)
+            return Node()
+        }
+    }
+    /// Starts a task that, after this construction ends, asks for `detachingOuter`,
+    /// which is still being built.
+    var detachingInner: AsyncProvider<Node> {
+        singleton {
+            let container = self
+            Task {
+                try await Task.sleep(nanoseconds: 100_000_000)
+                _ = try await container.detachingOuter()
+                (container.getValue(forKey: "done") as Flag?)?.set()
+            }
+            return Node()
+        }
+    }
+
+    /// Starts a task that resolves `laterDependency` after this construction ends.
+    var laterUser: AsyncProvider<Node> {
+        singleton {
+            self.count("laterUser")
+            let container = self
+            Task {
+                try await Task.sleep(nanoseconds: 50_000_000)
+                _ = try await container.laterDependency()
+                (container.getValue(forKey: "used") as Flag?)?.set()
+            }
+            return Node()
+        }
+    }
+    var laterDependency: AsyncProvider<Node> { singleton { Node() } }
+
+    var singletonOverFactory: AsyncProvider<Node> {
+        singleton { _ = try await self.factoryBack(); return Node() }
+    }
+    var factoryBack: AsyncProvider<Node> {
+        factory { _ = try await self.singletonOverFactory(); return Node() }
+    }
+}
+
+/// Keeps a reference to a container and uses it when released.
+final class ReleasedUser: @unchecked Sendable {
+    let container: DependencyContainer
+    init(_ container: DependencyContainer) { self.container = container }
+    deinit { _ = container.getValue(forKey: "x") as Int? }
+}
+
+@Suite struct DetachedTaskTests {
+    /// A task started by a finished construction awaits an enclosing construction that is
+    /// still in flight: that construction never awaits the task, so it is no cycle.
+    @Test func aDetachedTaskMayAwaitAnEnclosingConstructionInFlight() async {
+        await #expect(processExitsWith: .success) {
+            let container = DependencyContainer()
+            let flag = Flag()
+            container.setValue(flag, forKey: "done")
+            _ = try? await container.detachingOuter()
+            for _ in 0..<100 where !flag.isSet {
+                try? await Task.sleep(nanoseconds: 10_000_000)
+            }
+            if !flag.isSet { exit(3) }
+        }
+    }
+
+    @Test func whatADetachedTaskResolvesLaterIsNotADependency() async throws {
+        let container = DependencyContainer()
+        let builds = container.counter("laterUser")
+        let used = Flag()
+        container.setValue(used, forKey: "used")
+        let first = try await container.laterUser()
+        for _ in 0..<100 where !used.isSet {
+            try await Task.sleep(nanoseconds: 10_000_000)
+        }
+        #expect(used.isSet)
+        container.override(\.laterDependency) { Node() }
+        #expect(try await container.laterUser() === first)
+        #expect(builds.count == 1)
+    }
+
+    @Test func anAsyncCycleThroughAFactoryNamesTheFactory() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = try await DependencyContainer().singletonOverFactory()
+        }
+        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(output.contains(
+            "Circular dependency: singletonOverFactory -> factoryBack -> singletonOverFactory"),
+            "\(output)")
+    }
+
+    @Test func replacingTheTracerReleasesTheOldOneOutsideTheLock() {
+        let container = DependencyContainer()
+        do {
+            let user = ReleasedUser(container)
+            container.tracer = ResolutionTracer { _ in _ = user }
+        }
+        let done = DispatchGroup()
+        done.enter()
+        Thread {
+            container.tracer = nil
+            done.leave()
+        }.start()
+        #expect(done.wait(timeout: .now() + 5) == .success, "setting the tracer deadlocked")
+    }
+}
