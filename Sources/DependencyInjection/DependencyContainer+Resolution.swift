@@ -4,8 +4,8 @@ extension DependencyContainer {
     /// Resolves `provider` according to its scope.
     ///
     /// The cached-singleton path is inlined into the caller and costs one lock round-trip
-    /// and a dictionary lookup, with no allocation and no dynamic cast: the key includes
-    /// the value type, so the cached box is known to be a `Box<Value>`.
+    /// and a probe of a flat hash table, with no allocation and no dynamic cast: the key
+    /// includes the value type, so the cached box is known to be a `Box<Value>`.
     @inlinable
     func resolve<Value>(_ provider: Provider<Value>) -> Value {
         switch provider.scope {
@@ -47,7 +47,7 @@ extension DependencyContainer {
         } else {
             value = provider.make()
         }
-        endFactory(construction, provider.key, provider.name, Value.self)
+        endFactory(construction, provider.name, Value.self)
         return value
     }
 
@@ -69,10 +69,7 @@ extension DependencyContainer {
 
     /// Ends a factory construction begun by ``beginFactory(_:_:)``.
     @usableFromInline
-    func endFactory(
-        _ construction: FactoryConstruction, _ key: ProviderKey, _ name: StaticString,
-        _ type: Any.Type
-    ) {
+    func endFactory(_ construction: FactoryConstruction, _ name: StaticString, _ type: Any.Type) {
         construction.stack.leave()
         construction.trace.finish(
             name: name, type: type, scope: .factory, overridden: construction.override != nil,
@@ -171,7 +168,7 @@ extension DependencyContainer {
 }
 
 /// A factory construction between ``DependencyContainer/beginFactory(_:_:)`` and
-/// ``DependencyContainer/endFactory(_:_:_:_:)``.
+/// ``DependencyContainer/endFactory(_:_:_:)``.
 @usableFromInline
 struct FactoryConstruction {
     /// The installed override's box, an `Override<Value>`, if any.

@@ -38,11 +38,7 @@ extension DependencyContainer {
         line: UInt = #line,
         column: UInt = #column
     ) -> Provider<Value> {
-        Provider(
-            container: self,
-            key: ProviderKey(file: fileID, line: line, column: column, type: Value.self, argument: nil),
-            name: name, scope: .singleton
-        ) {
+        Provider(self, .singleton, nil, name, fileID, line, column) {
             fatalError(UnimplementedMessage.stop(name), file: fileID, line: line)
         }
     }
@@ -82,11 +78,7 @@ extension DependencyContainer {
         line: UInt = #line,
         column: UInt = #column
     ) -> Provider<Value> {
-        Provider(
-            container: self,
-            key: ProviderKey(file: fileID, line: line, column: column, type: Value.self, argument: nil),
-            name: name, scope: .singleton
-        ) {
+        Provider(self, .singleton, nil, name, fileID, line, column) {
             DependencyIssue(
                 dependency: name.description,
                 message: UnimplementedMessage.placeholder(name),

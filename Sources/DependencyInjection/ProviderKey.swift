@@ -58,10 +58,11 @@ struct ProviderKey: Hashable, @unchecked Sendable {
         if let argument { hasher.combine(argument) }
     }
 
-    /// The hash that `Dictionary` and `Set` use, computed without `Hasher`.
+    /// The hash that `Dictionary`, `Set` and ``SingletonTable`` use, computed without
+    /// `Hasher`.
     ///
-    /// Resolving a cached singleton is one dictionary lookup, and SipHash would be most
-    /// of its cost. A key is a handful of machine words that are unique per registration,
+    /// Every resolution hashes a key, and SipHash would be most of a cached singleton's
+    /// cost. A key is a handful of machine words that are unique per registration,
     /// so a multiply-xorshift mix of them (seeded like `Hasher`) spreads them well enough.
     /// Parameterized keys still hash their argument with `Hasher`.
     @inlinable

@@ -98,8 +98,6 @@ final class ResolutionStack {
         frames.count + (AsyncFrame.current.map { $0.depth + 1 } ?? 0)
     }
 
-    /// Whether a construction is running on this thread.
-    var isBuilding: Bool { !storage.pointee.frames.isEmpty }
 
     /// Pushes a construction, stopping the process if it is already running on this thread.
     func enter(_ container: DependencyContainer, _ key: ProviderKey, _ name: StaticString) {

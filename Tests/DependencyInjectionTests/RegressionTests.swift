@@ -250,13 +250,6 @@ extension DependencyContainer {
     }
 }
 
-/// Keeps a reference to a container and uses it when released.
-final class ReleasedUser: @unchecked Sendable {
-    let container: DependencyContainer
-    init(_ container: DependencyContainer) { self.container = container }
-    deinit { _ = container.getValue(forKey: "x") as Int? }
-}
-
 @Suite struct DetachedTaskTests {
     /// A task started by a finished construction awaits an enclosing construction that is
     /// still in flight: that construction never awaits the task, so it is no cycle.
@@ -301,7 +294,7 @@ final class ReleasedUser: @unchecked Sendable {
     @Test func replacingTheTracerReleasesTheOldOneOutsideTheLock() {
         let container = DependencyContainer()
         do {
-            let user = ReleasedUser(container)
+            let user = ContainerUser(container)
             container.tracer = ResolutionTracer { _ in _ = user }
         }
         let done = DispatchGroup()
