@@ -203,10 +203,10 @@ extension DependencyContainer {
         container.tracer = ResolutionTracer { batches.append($0) }
         _ = try await container.databaseClient()
         _ = try await container.databaseClient()
-        // Async resolutions arrive one by one as they finish, a parent after its children.
+        // One batch per outermost resolution, in start order: a parent before its children.
         let seen = batches.values.map { $0.map { "\($0.name) \($0.depth) \($0.outcome.rawValue)" } }
         #expect(seen == [
-            ["database 1 built"], ["httpClient 1 built"], ["databaseClient 0 built"],
+            ["databaseClient 0 built", "database 1 built", "httpClient 1 built"],
             ["databaseClient 0 cached"],
         ])
     }

@@ -4,42 +4,32 @@ import Testing
 
 @Suite struct CycleTests {
     @Test func factoryCycleStopsWithTheChain() async {
-        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            _ = DependencyContainer().left()
-        }
-        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
-        #expect(output.contains("Circular dependency: left -> right -> left"))
+        let cycle = CycleMessage(await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { _ = DependencyContainer().left() })
+        #expect(cycle?.names == ["left", "right", "left"])
+        #expect(cycle?.isCycle(["left", "right", "left"]) == true, "\(cycle?.line ?? "")")
     }
 
     @Test func singletonThatNeedsItselfStops() async {
-        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            _ = DependencyContainer().selfish()
-        }
-        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
-        #expect(output.contains("Circular dependency: selfish -> selfish"))
+        let cycle = CycleMessage(await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { _ = DependencyContainer().selfish() })
+        #expect(cycle?.isCycle(["selfish", "selfish"]) == true, "\(cycle?.line ?? "")")
     }
 
     @Test func cycleThroughAFactoryAndASingletonStops() async {
-        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            _ = DependencyContainer().pong()
-        }
-        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
-        #expect(output.contains("Circular dependency: pong -> ping -> pong"))
+        let cycle = CycleMessage(await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { _ = DependencyContainer().pong() })
+        #expect(cycle?.names == ["pong", "ping", "pong"], "\(cycle?.line ?? "")")
+        #expect(cycle?.isCycle(["pong", "ping", "pong"]) == true)
     }
 
     @Test func cycleAcrossTwoThreadsStopsInsteadOfDeadlocking() async {
-        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+        let cycle = CycleMessage(await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let container = DependencyContainer()
             container.setValue(Rendezvous(), forKey: "rendezvous")
             let other = Thread { _ = container.crossB() }
             other.start()
             _ = container.crossA()
             _ = DispatchSemaphore(value: 0).wait(timeout: .now() + 10)
-        }
-        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
-        let named = output.contains("Circular dependency: crossA -> crossB -> crossA")
-            || output.contains("Circular dependency: crossB -> crossA -> crossB")
-        #expect(named, "\(output)")
+        })
+        #expect(cycle?.isCycle(["crossA", "crossB", "crossA"]) == true, "\(cycle?.line ?? "")")
     }
 
     @Test func cycleThroughLazyDependencyPropertiesWorks() {

@@ -160,10 +160,10 @@ extension DependencyContainer {
             container.setValue(holder, forKey: "holder")
             _ = holder.node
         }
-        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
-        #expect(output.contains(
-            "Circular dependency: selfReader -> selfReader -> selfReader"),
-            "\(output)")
+        let cycle = CycleMessage(result)
+        #expect(cycle?.names == ["@Dependency in SelfReadingHolder", "selfReader", "@Dependency in SelfReadingHolder"],
+            "\(cycle?.line ?? "")")
+        #expect(cycle?.isCycle(cycle?.names ?? []) == true)
     }
 }
 
@@ -285,10 +285,9 @@ extension DependencyContainer {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = try await DependencyContainer().singletonOverFactory()
         }
-        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
-        #expect(output.contains(
-            "Circular dependency: singletonOverFactory -> factoryBack -> singletonOverFactory"),
-            "\(output)")
+        let cycle = CycleMessage(result)
+        #expect(cycle?.names == ["singletonOverFactory", "factoryBack", "singletonOverFactory"], "\(cycle?.line ?? "")")
+        #expect(cycle?.isCycle(["singletonOverFactory", "factoryBack", "singletonOverFactory"]) == true)
     }
 
     @Test func replacingTheTracerReleasesTheOldOneOutsideTheLock() {

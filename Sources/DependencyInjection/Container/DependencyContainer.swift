@@ -15,11 +15,12 @@
 ///
 /// A container also keeps a key-value storage, cached instances of its providers and the
 /// overrides that tests install. Every piece of that mutable state is guarded by one lock
-/// per container, and no lock is held while a factory (user code) runs, so a container is
-/// safe to share between threads and tasks.
+/// per container; no lock is held while a factory (user code) runs, and nothing is
+/// released while one is held, so a container is safe to share between threads and tasks
+/// and a `deinit` may use any container.
 public final class DependencyContainer: @unchecked Sendable {
-    // @unchecked Sendable: all mutable state lives in `state` and is only touched while
-    // holding `lock`; `isMocked` and `parent` are immutable.
+    // @unchecked: all mutable state lives in `state` behind its lock; `isMocked` and
+    // `parent` are immutable.
 
     /// Whether this container serves test doubles.
     ///
@@ -36,20 +37,8 @@ public final class DependencyContainer: @unchecked Sendable {
     /// the first one found wins. Cached instances are never taken from a parent.
     public let parent: DependencyContainer?
 
-    @usableFromInline
-    let lock = Lock()
-
-    /// Everything mutable, guarded by `lock`. Kept behind a pointer so that reads on the
-    /// hot path skip the dynamic exclusivity checks of a class's stored `var`: the lock
-    /// already makes every access exclusive.
-    @usableFromInline let statePointer: UnsafeMutablePointer<ContainerState>
-
-    /// Everything mutable; only touch it while holding `lock`.
-    @inlinable
-    var state: ContainerState {
-        unsafeAddress { UnsafePointer(statePointer) }
-        unsafeMutableAddress { statePointer }
-    }
+    /// Everything mutable, behind one lock.
+    @usableFromInline let state: _Locked<ContainerState>
 
     /// Creates an empty container.
     ///
@@ -66,16 +55,15 @@ public final class DependencyContainer: @unchecked Sendable {
     public init(isMocked: Bool = false) {
         self.isMocked = isMocked
         self.parent = nil
-        self.statePointer = .allocate(capacity: 1)
-        statePointer.initialize(to: ContainerState())
+        self.state = .make(ContainerState())
     }
 
     /// Creates a child container: an isolated world layered over `parent`.
     ///
     /// The child reads its parent's stored values and overrides (its own first) and
-    /// inherits ``isMocked``, but builds and caches its own instances. Nothing it
-    /// stores, overrides or caches reaches the parent, which makes a child the natural
-    /// scope for one test or one signed-in user:
+    /// inherits ``isMocked`` and ``tracer``, but builds and caches its own instances.
+    /// Nothing it stores, overrides or caches reaches the parent, which makes a child the
+    /// natural scope for one test or one signed-in user:
     ///
     /// ```swift
     /// let testWorld = DependencyContainer(parent: .mocks)
@@ -83,37 +71,26 @@ public final class DependencyContainer: @unchecked Sendable {
     /// ```
     ///
     /// An override or reset in the parent also drops what the child cached from the
-    /// overridden dependency, so the child never serves a stale instance.
+    /// overridden dependency, unless the child overrides it itself, so the child never
+    /// serves a stale instance.
     ///
     /// - Parameter parent: The container to layer over.
     public init(parent: DependencyContainer) {
         self.isMocked = parent.isMocked
         self.parent = parent
-        self.statePointer = .allocate(capacity: 1)
-        statePointer.initialize(to: ContainerState())
-        parent.adopt(self)
+        self.state = .make(ContainerState())
+        // Registered and given the parent's tracer in one step under the parent's lock,
+        // so that a tracer set meanwhile reaches this child too.
+        parent.state.withLock { parentState in
+            state.withLock { $0.tracer = parentState.tracer }
+            parentState.children[ObjectIdentifier(self)] = WeakContainer(self)
+        }
     }
 
     deinit {
-        statePointer.pointee.singletons.deallocate()
-        statePointer.deinitialize(count: 1)
-        statePointer.deallocate()
+        let id = ObjectIdentifier(self)
+        parent?.state.withLock(releasingAfter: { parentState, released in
+            released.append(parentState.children.removeValue(forKey: id) as Any)
+        })
     }
-
-    /// Registers `child` and gives it this container's tracer, in one step under this
-    /// container's lock, so a tracer set meanwhile reaches the child too. Until it is
-    /// registered nobody else can reach the child, so writing its state here is safe.
-    private func adopt(_ child: DependencyContainer) {
-        lock.withLock {
-            child.statePointer.pointee.tracer = state.tracer
-            state.children.removeAll { $0.container == nil }
-            state.children.append(WeakContainer(child))
-        }
-    }
-}
-
-/// A weak reference to a child container, so that a parent never keeps children alive.
-struct WeakContainer {
-    weak var container: DependencyContainer?
-    init(_ container: DependencyContainer) { self.container = container }
 }

@@ -29,6 +29,39 @@ extension DependencyContainer {
         Provider(self, .factory, nil, name, fileID, line, column, make)
     }
 
+    /// A provider that builds a new instance on every resolution, identified by an
+    /// argument.
+    ///
+    /// Declare it in a subscript: each argument is its own registration, so an override
+    /// of one argument does not reach the others, and a factory that resolves itself with
+    /// another argument is recursion, not a cycle:
+    ///
+    /// ```swift
+    /// subscript(countdown n: Int) -> Provider<[Int]> {
+    ///     factory(n) { n == 0 ? [0] : [n] + self[countdown: n - 1]() }
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - argument: The value that identifies the registration.
+    ///   - name: The registration's name in messages; the subscript's name by default.
+    ///   - fileID: Part of the registration's identity; leave the default.
+    ///   - line: Part of the registration's identity; leave the default.
+    ///   - column: Part of the registration's identity; leave the default.
+    ///   - make: Builds an instance for `argument`.
+    /// - Returns: A provider of the subscript's declared type.
+    @inlinable
+    public func factory<Value, Argument: Hashable & Sendable>(
+        _ argument: Argument,
+        name: StaticString = #function,
+        fileID: StaticString = #fileID,
+        line: UInt = #line,
+        column: UInt = #column,
+        _ make: @escaping () -> Value
+    ) -> Provider<Value> {
+        Provider(self, .factory, RegistrationKey.Argument(argument), name, fileID, line, column, make)
+    }
+
     /// A provider whose instance is built once per container and then reused.
     ///
     /// Many threads may ask at once: the instance is still built exactly once, and the
@@ -88,7 +121,7 @@ extension DependencyContainer {
         column: UInt = #column,
         _ make: @escaping () -> Value
     ) -> Provider<Value> {
-        Provider(self, .singleton, ProviderKey.Argument(argument), name, fileID, line, column, make)
+        Provider(self, .singleton, RegistrationKey.Argument(argument), name, fileID, line, column, make)
     }
 
     /// A provider whose instance is reused while something else holds it.
@@ -148,6 +181,6 @@ extension DependencyContainer {
         column: UInt = #column,
         _ make: @escaping () -> Value
     ) -> Provider<Value> {
-        Provider(self, .shared, ProviderKey.Argument(argument), name, fileID, line, column, make)
+        Provider(self, .shared, RegistrationKey.Argument(argument), name, fileID, line, column, make)
     }
 }

@@ -30,7 +30,7 @@
 /// ``DependencyContainer/override(_:_:)-(KeyPath<DependencyContainer,AsyncProvider<Value>>,_)``.
 public struct AsyncProvider<Value> {
     @usableFromInline let container: DependencyContainer
-    @usableFromInline let key: ProviderKey
+    @usableFromInline let key: RegistrationKey
     @usableFromInline let name: StaticString
     @usableFromInline let scope: DependencyScope
     @usableFromInline let make: @Sendable () async throws -> Value
@@ -38,7 +38,7 @@ public struct AsyncProvider<Value> {
     @inlinable
     init(
         container: DependencyContainer,
-        key: ProviderKey,
+        key: RegistrationKey,
         name: StaticString,
         scope: DependencyScope,
         make: @escaping @Sendable () async throws -> Value
@@ -53,13 +53,13 @@ public struct AsyncProvider<Value> {
     /// A provider declared at a call site of `factory`, `singleton` or `shared`.
     @inlinable
     init(
-        _ container: DependencyContainer, _ scope: DependencyScope, _ argument: ProviderKey.Argument?,
+        _ container: DependencyContainer, _ scope: DependencyScope, _ argument: RegistrationKey.Argument?,
         _ name: StaticString, _ fileID: StaticString, _ line: UInt, _ column: UInt,
         _ make: @escaping @Sendable () async throws -> Value
     ) {
         self.init(
             container: container,
-            key: ProviderKey(file: fileID, line: line, column: column, type: Value.self, argument: argument),
+            key: RegistrationKey(file: fileID, line: line, column: column, type: Value.self, argument: argument),
             name: name, scope: scope, make: make)
     }
 

@@ -9,7 +9,11 @@
 ///
 /// The container is chosen when the owning object is created: ``DependencyContainer/main``
 /// at that moment, which inside ``DependencyContainer/withMain(_:_:)`` is that call's
-/// container. The value is resolved on first access and then kept. Reading the property
+/// container. The value is resolved on first access and then kept. When the owning object
+/// is a singleton being built by that same container, the property holds the container
+/// weakly (the container keeps the singleton, so a strong reference would keep both
+/// forever); reading it for the first time after the container is gone stops with a
+/// message. Reading the property
 /// from many threads at once is safe: the dependency is resolved once and every reader
 /// sees the same value.
 ///
@@ -44,14 +48,22 @@ public struct Dependency<Value> {
     /// - Parameters:
     ///   - keyPath: The registration, such as `\.baseURL`.
     ///   - container: Where to resolve it; ``DependencyContainer/main`` as it is now.
+    ///   - function: The type that declares the property, for messages; leave the default.
+    ///   - fileID: Where the property is declared, for messages; leave the default.
+    ///   - line: Where the property is declared, for messages; leave the default.
     @_disfavoredOverload
     @inlinable
     public init(
         _ keyPath: KeyPath<DependencyContainer, Value>,
-        container: DependencyContainer = .main
+        container: DependencyContainer = .main,
+        function: StaticString = #function,
+        fileID: StaticString = #fileID,
+        line: UInt = #line
     ) {
-        storage = DependencyStorage(container: container, keyPath: keyPath) { Box($0[keyPath: keyPath]) }
-        published = storage.published
+        storage = DependencyStorage(container: container, declaredIn: function, fileID: fileID, line: line) {
+            Box($0[keyPath: keyPath])
+        }
+        published = storage.cell.slot
     }
 
     /// Injects the service of a ``Provider`` registration.
@@ -66,13 +78,43 @@ public struct Dependency<Value> {
     /// - Parameters:
     ///   - keyPath: The registration, such as `\.httpClient`.
     ///   - container: Where to resolve it; ``DependencyContainer/main`` as it is now.
+    ///   - function: The type that declares the property, for messages; leave the default.
+    ///   - fileID: Where the property is declared, for messages; leave the default.
+    ///   - line: Where the property is declared, for messages; leave the default.
     @inlinable
     public init(
         _ keyPath: KeyPath<DependencyContainer, Provider<Value>>,
-        container: DependencyContainer = .main
+        container: DependencyContainer = .main,
+        function: StaticString = #function,
+        fileID: StaticString = #fileID,
+        line: UInt = #line
     ) {
-        storage = DependencyStorage(container: container, keyPath: keyPath) { Box($0[keyPath: keyPath]()) }
-        published = storage.published
+        storage = DependencyStorage(container: container, declaredIn: function, fileID: fileID, line: line) {
+            let provider = $0[keyPath: keyPath]
+            RegistrationIdentity.note(keyPath, leadsTo: provider.key, name: provider.name, in: $0)
+            return Box(provider())
+        }
+        published = storage.cell.slot
+    }
+
+    /// Not available: a property cannot `await`, so an async registration is resolved
+    /// where the caller can.
+    ///
+    /// ```swift
+    /// let database = try await DependencyContainer.main.database()
+    /// ```
+    @available(
+        *, unavailable,
+        message: "@Dependency cannot await an AsyncProvider; resolve it with `try await container.x()` where you can await"
+    )
+    public init(
+        _ keyPath: KeyPath<DependencyContainer, AsyncProvider<Value>>,
+        container: DependencyContainer = .main,
+        function: StaticString = #function,
+        fileID: StaticString = #fileID,
+        line: UInt = #line
+    ) {
+        fatalError("unavailable")
     }
 
     /// The dependency, resolved on first access.
@@ -86,10 +128,8 @@ public struct Dependency<Value> {
     @inlinable
     public var wrappedValue: Value {
         get {
-            if let box = _stdlib_atomicAcquiringLoadARCRef(object: published) {
-                return box._withUnsafeGuaranteedRef { unsafeDowncast($0, to: Box<Value>.self).value }
-            }
-            return unsafeDowncast(DependencyStorage.resolveOnce(from: published), to: Box<Value>.self).value
+            if let value = _LazyCell.value(in: published, as: Value.self) { return value }
+            return _LazyCell.unbox(DependencyStorage.resolveOnce(from: published), as: Value.self)
         }
         nonmutating set { storage.replace(with: Box(newValue)) }
     }

@@ -23,7 +23,7 @@ extension DependencyContainer {
     /// `mocks.removeAll()` clears its stored values and leaves it mocked.
     public static let mocks = DependencyContainer(isMocked: true)
 
-    private static let globalMain = Protected(DependencyContainer.default)
+    private static let globalMain = _Locked.make(DependencyContainer.default)
 
     @TaskLocal static var scopedMain: DependencyContainer?
 
@@ -41,7 +41,7 @@ extension DependencyContainer {
     /// the process-wide value.
     public static var main: DependencyContainer {
         get { scopedMain ?? globalMain.value }
-        set { globalMain.value = newValue }
+        set { globalMain.replace(with: newValue) }
     }
 
     /// Runs `operation` with `container` as ``main`` for the current task and the
@@ -93,25 +93,5 @@ extension DependencyContainer {
         _ operation: () async throws -> Result
     ) async rethrows -> Result {
         try await $scopedMain.withValue(container, operation: operation, isolation: isolation)
-    }
-}
-
-/// A value guarded by its own lock.
-final class Protected<Value>: @unchecked Sendable {
-    // @unchecked: `stored` is only accessed while holding `lock`.
-    private let lock = Lock()
-    private var stored: Value
-
-    init(_ value: Value) { stored = value }
-
-    var value: Value {
-        get { lock.withLock { stored } }
-        set {
-            let replaced = lock.withLock {
-                defer { stored = newValue }
-                return stored
-            }
-            withExtendedLifetime(replaced) {}  // released after unlocking: a `deinit` may run
-        }
     }
 }

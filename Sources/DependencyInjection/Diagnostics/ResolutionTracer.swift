@@ -95,9 +95,9 @@ public struct ResolutionEvent: Sendable, Hashable, CustomStringConvertible {
 ///
 /// A tracer receives the events of one outermost synchronous resolution together, once
 /// it has finished, in the order the resolutions started, so nested ones follow their
-/// parent. Asynchronous resolutions may suspend and interleave with other work, so each
-/// of them is delivered on its own as it finishes (a parent after what it awaited); their
-/// depths still show the nesting. A tracer is called with no container lock held.
+/// parent, for synchronous and asynchronous resolutions alike. A tracer is called with no
+/// lock held and outside every construction, so it may resolve dependencies itself; its
+/// own resolutions are not traced.
 public final class ResolutionTracer: Sendable {
     private let report: @Sendable ([ResolutionEvent]) -> Void
 
@@ -151,65 +151,27 @@ extension DependencyContainer {
     /// Setting it also sets it on the children that exist now; children created later
     /// start with their parent's tracer. When it is `nil`, resolution does no tracing work.
     public var tracer: ResolutionTracer? {
-        get { lock.withLock { state.tracer } }
+        get { state.withLock { $0.tracer } }
         set {
-            let (replaced, children) = lock.withLock {
-                defer { state.tracer = newValue }
-                return (state.tracer, state.liveChildren)
+            // One setter at a time walks the whole tree, so that concurrent setters leave
+            // every descendant with the tracer its parent has. What it replaces (and the
+            // references it takes to children) is released after every lock.
+            var released: [Any] = []
+            Self.tracerUpdates.withLock { _ in
+                var pending = [self]
+                while let container = pending.popLast() {
+                    released.append(container)
+                    container.state.withLock { state in
+                        released.append(state.tracer as Any)
+                        state.tracer = newValue
+                        pending += state.liveChildren
+                    }
+                }
             }
-            withExtendedLifetime(replaced) {}  // released after unlocking: a `deinit` may run
-            for child in children { child.tracer = newValue }
+            withExtendedLifetime(released) {}
         }
     }
 
-    /// Reports a resolution that was served without building, if tracing.
-    func traceServed<Value>(
-        _ provider: Provider<Value>, outcome: ResolutionEvent.Outcome, tracer: ResolutionTracer?,
-        stack: ResolutionStack
-    ) {
-        guard let tracer else { return }
-        let sequence = stack.beginTracedResolution()
-        stack.finishTracedResolution(
-            sequence,
-            event: ResolutionEvent(
-                name: provider.name.description, type: String(describing: Value.self),
-                scope: provider.scope, outcome: outcome, depth: stack.traceDepth, duration: 0),
-            tracer: tracer)
-    }
-}
-
-/// Times one construction for the trace; inert when the container is not tracing.
-struct TracedConstruction {
-    private let tracer: ResolutionTracer?
-    private let sequence: Int
-    private let depth: Int
-    private let start: UInt64
-
-    init(tracer: ResolutionTracer?, stack: ResolutionStack) {
-        self.tracer = tracer
-        if tracer != nil {
-            sequence = stack.beginTracedResolution()
-            depth = stack.traceDepth
-            start = DispatchTime.now().uptimeNanoseconds
-        } else {
-            sequence = 0
-            depth = 0
-            start = 0
-        }
-    }
-
-    func finish(
-        name: StaticString, type: Any.Type, scope: DependencyScope, overridden: Bool,
-        stack: ResolutionStack
-    ) {
-        guard let tracer else { return }
-        let duration = DispatchTime.now().uptimeNanoseconds &- start
-        stack.finishTracedResolution(
-            sequence,
-            event: ResolutionEvent(
-                name: name.description, type: String(describing: type),
-                scope: scope, outcome: overridden ? .builtFromOverride : .built,
-                depth: depth, duration: duration),
-            tracer: tracer)
-    }
+    /// Serializes ``tracer`` setters.
+    private static let tracerUpdates = _Locked.make(())
 }

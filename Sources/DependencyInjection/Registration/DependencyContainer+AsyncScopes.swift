@@ -23,6 +23,36 @@ extension DependencyContainer {
         AsyncProvider(self, .factory, nil, name, fileID, line, column, make)
     }
 
+    /// An async provider that builds a new instance on every resolution, identified by an
+    /// argument: each argument is its own registration, as with the synchronous
+    /// `factory(_:name:fileID:line:column:_:)`.
+    ///
+    /// ```swift
+    /// subscript(report id: Report.ID) -> AsyncProvider<Report> {
+    ///     factory(id) { try await Report.generate(id) }
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - argument: The value that identifies the registration.
+    ///   - name: The registration's name in messages; the subscript's name by default.
+    ///   - fileID: Part of the registration's identity; leave the default.
+    ///   - line: Part of the registration's identity; leave the default.
+    ///   - column: Part of the registration's identity; leave the default.
+    ///   - make: Builds an instance for `argument`; it may suspend and throw.
+    /// - Returns: An async provider of the subscript's declared type.
+    @inlinable
+    public func factory<Value, Argument: Hashable & Sendable>(
+        _ argument: Argument,
+        name: StaticString = #function,
+        fileID: StaticString = #fileID,
+        line: UInt = #line,
+        column: UInt = #column,
+        _ make: @escaping @Sendable () async throws -> Value
+    ) -> AsyncProvider<Value> {
+        AsyncProvider(self, .factory, RegistrationKey.Argument(argument), name, fileID, line, column, make)
+    }
+
     /// An async provider whose instance is built once per container, however many tasks
     /// ask for it at the same time.
     ///
@@ -77,7 +107,7 @@ extension DependencyContainer {
         column: UInt = #column,
         _ make: @escaping @Sendable () async throws -> Value
     ) -> AsyncProvider<Value> {
-        AsyncProvider(self, .singleton, ProviderKey.Argument(argument), name, fileID, line, column, make)
+        AsyncProvider(self, .singleton, RegistrationKey.Argument(argument), name, fileID, line, column, make)
     }
 
     /// An async provider whose instance is reused while something else holds it.

@@ -13,8 +13,9 @@ extension DependencyContainer {
     ///   - value: The value to store. It must be `Sendable` because any thread may read it.
     ///   - key: The key to store it under.
     public func setValue<Value: Sendable>(_ value: Value, forKey key: String) {
-        let replaced = lock.withLock { state.values.updateValue(value, forKey: key) }
-        withExtendedLifetime(replaced) {}  // released after unlocking: a `deinit` may use us
+        state.withLock(releasingAfter: { state, released in
+            released.append(state.values.updateValue(value, forKey: key) as Any)
+        })
     }
 
     /// Returns the value stored under `key`, looking in the parent when this container
@@ -34,7 +35,7 @@ extension DependencyContainer {
     public func getValue<Value>(forKey key: String) -> Value? {
         var container: DependencyContainer? = self
         while let current = container {
-            if let value = current.lock.withLock({ current.state.values[key] }) {
+            if let value = current.state.withLock({ $0.values[key] }) {
                 return value as? Value
             }
             container = current.parent
@@ -48,8 +49,9 @@ extension DependencyContainer {
     ///
     /// - Parameter key: The key to remove.
     public func removeValue(forKey key: String) {
-        let removed = lock.withLock { state.values.removeValue(forKey: key) }
-        withExtendedLifetime(removed) {}  // released after unlocking: a `deinit` may use us
+        state.withLock(releasingAfter: { state, released in
+            released.append(state.values.removeValue(forKey: key) as Any)
+        })
     }
 
     /// Removes every value stored in this container.
@@ -58,10 +60,9 @@ extension DependencyContainer {
     /// ``isMocked`` is not stored either, so `DependencyContainer.mocks.removeAll()`
     /// leaves `mocks` mocked.
     public func removeAll() {
-        let removed = lock.withLock {
-            defer { state.values = [:] }
-            return state.values
-        }
-        withExtendedLifetime(removed) {}  // released after unlocking: a `deinit` may use us
+        state.withLock(releasingAfter: { state, released in
+            released.append(state.values)
+            state.values = [:]
+        })
     }
 }

@@ -28,7 +28,7 @@
 /// use which.
 public struct Provider<Value> {
     @usableFromInline let container: DependencyContainer
-    @usableFromInline let key: ProviderKey
+    @usableFromInline let key: RegistrationKey
     @usableFromInline let name: StaticString
     @usableFromInline let scope: DependencyScope
     @usableFromInline let make: () -> Value
@@ -36,7 +36,7 @@ public struct Provider<Value> {
     @inlinable
     init(
         container: DependencyContainer,
-        key: ProviderKey,
+        key: RegistrationKey,
         name: StaticString,
         scope: DependencyScope,
         make: @escaping () -> Value
@@ -51,13 +51,13 @@ public struct Provider<Value> {
     /// A provider declared at a call site of `factory`, `singleton` or `shared`.
     @inlinable
     init(
-        _ container: DependencyContainer, _ scope: DependencyScope, _ argument: ProviderKey.Argument?,
+        _ container: DependencyContainer, _ scope: DependencyScope, _ argument: RegistrationKey.Argument?,
         _ name: StaticString, _ fileID: StaticString, _ line: UInt, _ column: UInt,
         _ make: @escaping () -> Value
     ) {
         self.init(
             container: container,
-            key: ProviderKey(file: fileID, line: line, column: column, type: Value.self, argument: argument),
+            key: RegistrationKey(file: fileID, line: line, column: column, type: Value.self, argument: argument),
             name: name, scope: scope, make: make)
     }
 
@@ -84,15 +84,6 @@ public struct Provider<Value> {
     public func callAsFunction() -> Value {
         container.resolve(self)
     }
-}
-
-/// A registration that can name itself in messages.
-protocol NamedRegistration {
-    var registrationName: String { get }
-}
-
-extension Provider: NamedRegistration {
-    var registrationName: String { name.description }
 }
 
 /// How long a container keeps what a provider builds.

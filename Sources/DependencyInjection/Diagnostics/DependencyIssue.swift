@@ -41,6 +41,12 @@ public struct DependencyIssue: Sendable, CustomStringConvertible {
     /// The column of the registration.
     public let column: UInt
 
+    /// The container whose resolution raised the issue, or `nil` when it is not known.
+    ///
+    /// A test runner uses it to fail the test that owns the container, even when the
+    /// issue was raised on another thread or in a detached task.
+    public let container: DependencyContainer?
+
     /// The ``message``, so that `print(issue)` and string interpolation show it.
     public var description: String { message }
 
@@ -50,7 +56,8 @@ public struct DependencyIssue: Sendable, CustomStringConvertible {
         fileID: StaticString,
         filePath: StaticString,
         line: UInt,
-        column: UInt
+        column: UInt,
+        container: DependencyContainer? = nil
     ) {
         self.dependency = dependency
         self.message = message
@@ -58,6 +65,7 @@ public struct DependencyIssue: Sendable, CustomStringConvertible {
         self.filePath = filePath
         self.line = line
         self.column = column
+        self.container = container
     }
 }
 
@@ -68,7 +76,7 @@ extension DependencyIssue {
     /// must be quick and must not resolve dependencies itself.
     public typealias Reporter = @Sendable (DependencyIssue) -> Void
 
-    private static let installedReporter = Protected<Reporter>(standardError)
+    private static let installedReporter = _Locked.make(standardError)
 
     /// Where issues go: to ``standardError`` until something else is installed.
     ///
@@ -86,7 +94,7 @@ extension DependencyIssue {
     /// ```
     public static var reporter: Reporter {
         get { installedReporter.value }
-        set { installedReporter.value = newValue }
+        set { installedReporter.replace(with: newValue) }
     }
 
     /// The default ``reporter``: writes the issue and where its registration is declared

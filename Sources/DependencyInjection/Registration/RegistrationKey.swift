@@ -6,9 +6,10 @@
 /// property is evaluated, and it is cheap to compare: the file's static string, the line
 /// and the column. The provided type is part of the key so that a generic registration
 /// evaluated for two types yields two keys, which is what makes the unchecked downcast of
-/// cached boxes safe.
+/// cached boxes safe. A helper that creates providers for several properties forwards its
+/// caller's `fileID`, `line` and `column`, or all of them would share one key.
 @usableFromInline
-struct ProviderKey: Hashable, @unchecked Sendable {
+struct RegistrationKey: Hashable, @unchecked Sendable {
     // @unchecked: `file` is an immutable static string, `argument` holds only `Sendable`
     // values (enforced by the registration helpers).
     @usableFromInline let file: StaticString
@@ -24,25 +25,32 @@ struct ProviderKey: Hashable, @unchecked Sendable {
         self.argument = argument
     }
 
+    var line: UInt { UInt(truncatingIfNeeded: position >> 32) }
+
     /// The argument of a parameterized registration, boxed in a class so that copying a
-    /// key is a single retain instead of an existential copy.
+    /// key is a single retain instead of an existential copy. Its hash is computed once,
+    /// so every table probes with the same one.
     @usableFromInline
     final class Argument: Hashable, @unchecked Sendable {
         // @unchecked: immutable; built only from `Sendable` arguments.
         @usableFromInline let value: AnyHashable
+        @usableFromInline let hash: Int
 
         @inlinable
-        init<Value: Hashable & Sendable>(_ value: Value) { self.value = AnyHashable(value) }
+        init<Value: Hashable & Sendable>(_ value: Value) {
+            self.value = AnyHashable(value)
+            self.hash = self.value.hashValue
+        }
 
         @usableFromInline
         static func == (lhs: Argument, rhs: Argument) -> Bool { lhs.value == rhs.value }
 
         @usableFromInline
-        func hash(into hasher: inout Hasher) { hasher.combine(value) }
+        func hash(into hasher: inout Hasher) { hasher.combine(hash) }
     }
 
     @inlinable
-    static func == (lhs: ProviderKey, rhs: ProviderKey) -> Bool {
+    static func == (lhs: RegistrationKey, rhs: RegistrationKey) -> Bool {
         guard lhs.position == rhs.position, lhs.type == rhs.type else { return false }
         if lhs.argument !== rhs.argument {
             guard let left = lhs.argument, let right = rhs.argument, left == right else { return false }
@@ -55,21 +63,20 @@ struct ProviderKey: Hashable, @unchecked Sendable {
     func hash(into hasher: inout Hasher) {
         hasher.combine(position)
         hasher.combine(type)
-        if let argument { hasher.combine(argument) }
+        if let argument { hasher.combine(argument.hash) }
     }
 
-    /// The hash that `Dictionary`, `Set` and ``SingletonTable`` use, computed without
+    /// The hash that `Dictionary`, `Set` and ``_SingletonTable`` use, computed without
     /// `Hasher`.
     ///
     /// Every resolution hashes a key, and SipHash would be most of a cached singleton's
     /// cost. A key is a handful of machine words that are unique per registration,
     /// so a multiply-xorshift mix of them (seeded like `Hasher`) spreads them well enough.
-    /// Parameterized keys still hash their argument with `Hasher`.
     @inlinable
     func _rawHashValue(seed: Int) -> Int {
         var bits = position ^ UInt64(UInt(bitPattern: type)) &* 0x9E37_79B9_7F4A_7C15
         bits ^= UInt64(UInt(bitPattern: seed))
-        if let argument { bits ^= UInt64(UInt(bitPattern: argument.hashValue)) }
+        if let argument { bits ^= UInt64(UInt(bitPattern: argument.hash)) }
         bits = (bits ^ (bits &>> 30)) &* 0xBF58_476D_1CE4_E5B9
         bits = (bits ^ (bits &>> 27)) &* 0x94D0_49BB_1331_11EB
         return Int(truncatingIfNeeded: bits ^ (bits &>> 31))
@@ -80,5 +87,21 @@ struct ProviderKey: Hashable, @unchecked Sendable {
     @usableFromInline
     static func sameFile(_ lhs: StaticString, _ rhs: StaticString) -> Bool {
         lhs.description == rhs.description
+    }
+
+    /// Stops with a message when the argument cannot identify an instance: one that is
+    /// not equal to itself (`Double.nan`) would never be found again, and one whose hash
+    /// changes would be filed under a new slot each time. Checked once per construction.
+    func checkArgument(of name: StaticString) {
+        guard let argument else { return }
+        let site = "\(name) (\(file):\(line))"
+        if argument.value != argument.value {
+            fatalError("The argument \(argument.value) of \(site) is not equal to itself, so it cannot "
+                + "identify an instance: pass a value whose == is reflexive (not Double.nan)", file: file, line: line)
+        }
+        if argument.value.hashValue != argument.hash {
+            fatalError("The hash value of the argument \(argument.value) of \(site) changed between two "
+                + "calls: hash(into:) must depend only on what == compares", file: file, line: line)
+        }
     }
 }

@@ -25,7 +25,9 @@ extension DependencyContainer {
         _ keyPath: KeyPath<DependencyContainer, Provider<Value>>,
         _ make: @escaping @Sendable () -> Value
     ) {
-        replaceOverride(of: self[keyPath: keyPath].key, with: Override(make))
+        let provider = self[keyPath: keyPath]
+        RegistrationIdentity.note(keyPath, leadsTo: provider.key, name: provider.name, in: self)
+        replaceOverride(of: provider.key, with: Override(make))
     }
 
     /// Replaces an async registration in this container (and the children that do not
@@ -47,7 +49,9 @@ extension DependencyContainer {
         _ keyPath: KeyPath<DependencyContainer, AsyncProvider<Value>>,
         _ make: @escaping @Sendable () async throws -> Value
     ) {
-        replaceOverride(of: self[keyPath: keyPath].key, with: AsyncOverride(make))
+        let provider = self[keyPath: keyPath]
+        RegistrationIdentity.note(keyPath, leadsTo: provider.key, name: provider.name, in: self)
+        replaceOverride(of: provider.key, with: AsyncOverride(make))
     }
 
     /// Drops every cached instance and every override of this container.
@@ -66,20 +70,15 @@ extension DependencyContainer {
     /// each singleton builds it again from its registration. Children drop what they
     /// built from this container's overrides.
     public func reset() {
-        // Everything dropped is moved out under the lock and released after it: a
-        // release may run a `deinit` that uses this container.
-        let (overrides, instances, singletons, children) = lock.withLock {
-            defer {
-                state.overrides = [:]
-                state.instances = [:]
-                state.singletons = SingletonTable()
-                state.dependents = [:]
-            }
-            return (state.overrides, state.instances, state.singletons, state.liveChildren)
-        }
-        singletons.deallocate()
-        withExtendedLifetime(instances) {}
-        for child in children { child.invalidate(Array(overrides.keys)) }
+        let (dropped, children) = state.withLock(releasingAfter: { state, released in
+            released.append(state.overrides)
+            released.append(state.entries)
+            released.append(state.singletons.removeAll() as Any)
+            released.append(state.dependents)
+            defer { (state.overrides, state.entries, state.dependents) = ([:], [:], [:]) }
+            return (Array(state.overrides.keys), state.liveChildren)
+        })
+        for child in children { child.invalidate(dropped) }
     }
 
     /// Drops the cached instance and the override of one registration, and everything
@@ -91,7 +90,9 @@ extension DependencyContainer {
     ///
     /// - Parameter keyPath: The provider to reset.
     public func reset<Value>(_ keyPath: KeyPath<DependencyContainer, Provider<Value>>) {
-        replaceOverride(of: self[keyPath: keyPath].key, with: nil)
+        let provider = self[keyPath: keyPath]
+        RegistrationIdentity.note(keyPath, leadsTo: provider.key, name: provider.name, in: self)
+        replaceOverride(of: provider.key, with: nil)
     }
 
     /// Drops the cached instance and the override of one async registration, and
@@ -104,47 +105,41 @@ extension DependencyContainer {
     ///
     /// - Parameter keyPath: The async provider to reset.
     public func reset<Value>(_ keyPath: KeyPath<DependencyContainer, AsyncProvider<Value>>) {
-        replaceOverride(of: self[keyPath: keyPath].key, with: nil)
+        let provider = self[keyPath: keyPath]
+        RegistrationIdentity.note(keyPath, leadsTo: provider.key, name: provider.name, in: self)
+        replaceOverride(of: provider.key, with: nil)
     }
 
     /// Installs or removes an override, then drops what was built from the old one here
-    /// and in every descendant.
-    private func replaceOverride(of key: ProviderKey, with override: AnyObject?) {
-        let (replaced, dropped, children) = lock.withLock {
-            let replaced = override.map { state.overrides.updateValue($0, forKey: key) }
-                ?? state.overrides.removeValue(forKey: key)
-            return (replaced, state.invalidate([key]), state.liveChildren)
-        }
-        withExtendedLifetime((replaced, dropped)) {}  // released here, not under the lock
+    /// and in every descendant that does not override it itself.
+    private func replaceOverride(of key: RegistrationKey, with override: AnyObject?) {
+        let children = state.withLock(releasingAfter: { state, released in
+            released.append(
+                (override.map { state.overrides.updateValue($0, forKey: key) } ?? state.overrides.removeValue(forKey: key))
+                    as Any)
+            _ = state.invalidate([key], keepingOwnOverrides: false, released: &released)
+            return state.liveChildren
+        })
         for child in children { child.invalidate([key]) }
     }
 
-    /// Drops `keys` and what was built from them here and in every descendant.
-    func invalidate(_ keys: [ProviderKey]) {
-        let (dropped, children) = lock.withLock { (state.invalidate(keys), state.liveChildren) }
-        withExtendedLifetime(dropped) {}  // released here, not under the lock
-        for child in children { child.invalidate(keys) }
-    }
-
-    /// The override for `provider` in this container or the nearest parent that has one.
-    func overrideFactory<Value>(for provider: Provider<Value>) -> (() -> Value)? {
-        installedOverride(for: provider.key).map { unsafeDowncast($0, to: Override<Value>.self).make }
-    }
-
-    /// The override for an async `provider` here or in the nearest parent that has one.
-    func asyncOverrideFactory<Value>(
-        for provider: AsyncProvider<Value>
-    ) -> (@Sendable () async throws -> Value)? {
-        installedOverride(for: provider.key).map { unsafeDowncast($0, to: AsyncOverride<Value>.self).make }
+    /// Drops what was built from a parent's changed `keys` here and in every descendant,
+    /// except what comes from this container's own overrides.
+    func invalidate(_ keys: [RegistrationKey]) {
+        let (reaching, children) = state.withLock(releasingAfter: { state, released in
+            (state.invalidate(keys, keepingOwnOverrides: true, released: &released), state.liveChildren)
+        })
+        guard !reaching.isEmpty else { return }
+        for child in children { child.invalidate(reaching) }
     }
 
     /// The override box for `key` here or in the nearest parent that has one. The box's
     /// type matches the key: keys include the value type, and sync and async
     /// registrations never share a call site.
-    func installedOverride(for key: ProviderKey) -> AnyObject? {
+    func installedOverride(for key: RegistrationKey) -> AnyObject? {
         var container: DependencyContainer? = self
         while let current = container {
-            if let found = current.lock.withLock({ current.state.overrides[key] }) { return found }
+            if let found = current.state.withLock({ $0.overrides[key] }) { return found }
             container = current.parent
         }
         return nil

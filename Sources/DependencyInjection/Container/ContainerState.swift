@@ -1,0 +1,151 @@
+/// The mutable state of one ``DependencyContainer``, always accessed under its lock.
+///
+/// Besides the stored values and overrides, it decides every resolution in one place,
+/// ``claim(_:scope:released:)``: serve what is cached, wait for what is in flight, or
+/// build here. It also remembers which cached instance was built from what, so that an
+/// override drops exactly what it makes stale, in time proportional to what it drops.
+@usableFromInline
+struct ContainerState {
+    /// The key-value storage of the original API.
+    var values: [String: any Sendable] = [:]
+    /// Replacement closures, each an `Override<Value>` or `AsyncOverride<Value>` for its
+    /// key's value type.
+    var overrides: [RegistrationKey: AnyObject] = [:]
+    /// Built singletons, looked up on every cached resolution.
+    @usableFromInline var singletons = _SingletonTable()
+    /// Constructions in flight and weakly held shared instances.
+    var entries: [RegistrationKey: Entry] = [:]
+    /// Constructions of cached instances running here, on any thread or task. While one
+    /// runs, every resolution in this container counts as a use of it, wherever it comes
+    /// from (a helper queue, a detached task): so no use is missed, and an override of
+    /// anything resolved meanwhile drops the instance being built.
+    @usableFromInline var building: [InFlight] = []
+    /// For each key, the keys whose cached instances were built while it was resolved.
+    var dependents: [RegistrationKey: Set<RegistrationKey>] = [:]
+    /// Receives resolutions while tracing; checked on every cached resolution.
+    @usableFromInline var tracer: ResolutionTracer?
+    /// Children, so that a change here reaches what they built; each removes itself in
+    /// its `deinit`.
+    var children: [ObjectIdentifier: WeakContainer] = [:]
+    /// How many entries there may be before dead shared instances are swept out.
+    var sweepThreshold = 16
+
+    /// What a container remembers for a key besides its built singletons.
+    enum Entry {
+        case inFlight(InFlight)
+        case shared(WeakObject)
+    }
+
+    /// What a resolution does next.
+    enum Claim {
+        case cached(AnyObject)
+        case await(InFlight)
+        /// Build here; the in-flight record is nil for a factory, whose result is not kept.
+        case build(InFlight?)
+    }
+
+    /// The cached singleton for `key`, when nothing needs the slow path: no construction
+    /// running here (whose uses must be recorded) and no tracer.
+    @inlinable
+    func cachedSingleton<Value>(_ key: RegistrationKey, as type: Value.Type) -> Value? {
+        guard building.isEmpty, tracer == nil else { return nil }
+        return singletons.value(for: key, as: type)
+    }
+
+    /// Decides how to resolve `key`, registering a construction when this caller builds.
+    mutating func claim(_ key: RegistrationKey, scope: DependencyScope, released: inout [Any]) -> Claim {
+        for construction in building where construction.key != key {
+            if dependents[key]?.contains(construction.key) != true {
+                dependents[key, default: []].insert(construction.key)
+            }
+        }
+        if scope == .factory { return .build(nil) }
+        if let box = singletons.box(for: key) { return .cached(box) }
+        switch entries[key] {
+        case .inFlight(let construction)?: return .await(construction)
+        case .shared(let reference)?:
+            if let object = reference.object { return .cached(object) }
+        case nil: break
+        }
+        let construction = InFlight(key: key)
+        released.append(entries.updateValue(.inFlight(construction), forKey: key) as Any)
+        building.append(construction)
+        return .build(construction)
+    }
+
+    /// Ends a construction: keeps what it built unless an override or reset dropped it
+    /// meanwhile, in which case the instance is handed out but not kept.
+    mutating func complete(_ construction: InFlight, keeping object: AnyObject?, weakly: Bool, released: inout [Any]) {
+        if let index = building.firstIndex(where: { $0 === construction }) { building.remove(at: index) }
+        guard case .inFlight(let current)? = entries[construction.key], current === construction else { return }
+        if let object, weakly {
+            entries[construction.key] = .shared(WeakObject(object))
+            sweepDeadSharedInstances(released: &released)
+        } else {
+            entries[construction.key] = nil
+            if let object { released.append(singletons.insert(object, for: construction.key) as Any) }
+        }
+    }
+
+    /// Drops `keys` and, transitively, every cached instance built while they were
+    /// resolved. With `keepingOwnOverrides`, a key this container overrides itself is
+    /// left alone: its instances come from its own override, which a parent's change
+    /// does not touch.
+    ///
+    /// - Returns: The keys whose change reaches this container's children.
+    mutating func invalidate(_ keys: [RegistrationKey], keepingOwnOverrides: Bool, released: inout [Any]) -> [RegistrationKey] {
+        let reaching = keepingOwnOverrides ? keys.filter { overrides[$0] == nil } : keys
+        var pending = reaching
+        var visited = Set<RegistrationKey>()
+        while let key = pending.popLast() {
+            guard visited.insert(key).inserted else { continue }
+            released.append(entries.removeValue(forKey: key) as Any)
+            released.append(singletons.remove(key) as Any)
+            if let users = dependents.removeValue(forKey: key) {
+                pending.append(contentsOf: users)
+                released.append(users)
+            }
+        }
+        return reaching
+    }
+
+    /// The children alive now, as strong references for the caller to release after
+    /// unlocking.
+    var liveChildren: [DependencyContainer] {
+        children.isEmpty ? [] : children.values.compactMap(\.container)
+    }
+
+    /// Forgets shared instances that died, once the entries have doubled since the last
+    /// sweep: amortized O(1) per entry, so distinct arguments cannot pile up.
+    private mutating func sweepDeadSharedInstances(released: inout [Any]) {
+        guard entries.count > sweepThreshold else { return }
+        entries = entries.filter { _, entry in
+            guard case .shared(let reference) = entry else { return true }
+            guard let object = reference.object else { return false }
+            released.append(object)
+            return true
+        }
+        sweepThreshold = Swift.max(16, entries.count * 2)
+    }
+
+    /// How many shared-instance entries are kept, dead or alive (for tests).
+    var sharedEntryCount: Int {
+        entries.values.reduce(0) { count, entry in
+            if case .shared = entry { return count + 1 }
+            return count
+        }
+    }
+}
+
+/// A weak reference to a shared instance.
+final class WeakObject {
+    weak var object: AnyObject?
+    init(_ object: AnyObject) { self.object = object }
+}
+
+/// A weak reference to a container: a parent's reference to a child, and a
+/// `@Dependency` property's reference to the container that caches its owner.
+struct WeakContainer {
+    weak var container: DependencyContainer?
+    init(_ container: DependencyContainer) { self.container = container }
+}

@@ -1,0 +1,43 @@
+/// Catches two registrations that share one identity, in debug builds.
+///
+/// A registration's identity is the call site of `factory`, `singleton` or `shared`. A
+/// helper that calls one of them for several properties, without forwarding its caller's
+/// `fileID`, `line` and `column`, gives them all the same identity: the second property
+/// then serves the first one's instance, and one override replaces both. The key paths
+/// that `override`, `reset` and `@Dependency` receive tell such properties apart, so the
+/// first time two different key paths lead to one identity, a ``DependencyIssue`` says so.
+///
+/// ```swift
+/// func cached<T: Sendable>(_ make: @escaping () -> T) -> Provider<T> { singleton(make) }  // merges
+/// ```
+@usableFromInline
+enum RegistrationIdentity {
+    #if DEBUG
+    private static let keyPaths = _Locked.make([RegistrationKey: AnyKeyPath]())
+    #endif
+
+    /// Notes that `keyPath` leads to `key`; reports an issue when another key path did.
+    @usableFromInline
+    static func note(
+        _ keyPath: AnyKeyPath, leadsTo key: RegistrationKey, name: StaticString, in container: DependencyContainer
+    ) {
+        #if DEBUG
+        // Arguments tell parameterized registrations apart, and would make the table grow.
+        guard key.argument == nil else { return }
+        let other: AnyKeyPath? = keyPaths.withLock { keyPaths in
+            guard let seen = keyPaths[key] else {
+                keyPaths[key] = keyPath
+                return nil
+            }
+            return seen == keyPath ? nil : seen
+        }
+        guard let other else { return }
+        DependencyIssue(
+            dependency: name.description,
+            message: "\(other) and \(keyPath) share one registration (\(key.file):\(key.line)): a helper that "
+                + "returns providers must forward its caller's name, fileID, line and column",
+            fileID: key.file, filePath: key.file, line: key.line, column: 0, container: container
+        ).report()
+        #endif
+    }
+}

@@ -1,0 +1,101 @@
+import Dispatch
+
+/// The events of one outermost traced resolution, delivered together once it ends.
+///
+/// The outermost resolution creates the batch; the frames it builds in carry it, so every
+/// nested resolution (on this owner, or in a task a construction starts) adds its event
+/// to it. Events are numbered when their resolution starts and delivered in that order,
+/// so a tracer sees a parent before what it needed. A tracer runs with no lock held and
+/// outside every frame, so it may resolve anything; what it resolves is not traced.
+///
+/// ```swift
+/// let trace = Trace(tracer, site: site, scope: .factory)   // inert when tracer is nil
+/// let value = make()
+/// trace.finish(Value.self, outcome: .built)                // delivers if outermost
+/// ```
+final class TraceBatch: Sendable {
+    /// Set while a tracer runs: resolutions it makes are not traced.
+    @TaskLocal static var isDelivering = false
+
+    private struct State {
+        var events: [(sequence: Int, event: ResolutionEvent, tracer: ResolutionTracer)] = []
+        var nextSequence = 0
+        var delivered = false
+    }
+
+    private let state = _Locked.make(State())
+
+    /// Numbers a resolution that starts now.
+    func begin() -> Int {
+        state.withLock { state in
+            defer { state.nextSequence += 1 }
+            return state.nextSequence
+        }
+    }
+
+    /// Adds a finished resolution; one that finishes after delivery goes out on its own.
+    func add(_ sequence: Int, _ event: ResolutionEvent, to tracer: ResolutionTracer) {
+        let late = state.withLock { state in
+            if !state.delivered { state.events.append((sequence, event, tracer)) }
+            return state.delivered
+        }
+        if late { TraceBatch.$isDelivering.withValue(true) { tracer.deliver([event]) } }
+    }
+
+    /// Hands the events to their tracers, in start order, one call per tracer.
+    func deliver() {
+        let events = state.withLock { state in
+            state.delivered = true
+            defer { state.events = [] }
+            return state.events.sorted { $0.sequence < $1.sequence }
+        }
+        var remaining = events[...]
+        TraceBatch.$isDelivering.withValue(true) {
+            while let first = remaining.first {
+                first.tracer.deliver(remaining.filter { $0.tracer === first.tracer }.map(\.event))
+                remaining = remaining.filter { $0.tracer !== first.tracer }[...]
+            }
+        }
+    }
+}
+
+/// One traced resolution: inert when its container has no tracer.
+struct Trace: Sendable {
+    private let tracer: ResolutionTracer?
+    /// The batch its frames carry; nil when not tracing.
+    let batch: TraceBatch?
+    private let ownsBatch: Bool
+    private let sequence: Int
+    private let depth: Int
+    private let start: UInt64
+    private let site: Site
+    private let scope: DependencyScope
+
+    init(_ tracer: ResolutionTracer?, site: Site, scope: DependencyScope) {
+        self.site = site
+        self.scope = scope
+        guard let tracer, !TraceBatch.isDelivering else {
+            (self.tracer, batch, ownsBatch, sequence, depth, start) = (nil, nil, false, 0, 0, 0)
+            return
+        }
+        let enclosing = Frame.current
+        let batch = enclosing?.trace ?? TraceBatch()
+        self.tracer = tracer
+        self.batch = batch
+        ownsBatch = enclosing?.trace == nil
+        sequence = batch.begin()
+        depth = (enclosing?.depth ?? -1) + 1
+        start = DispatchTime.now().uptimeNanoseconds
+    }
+
+    /// Records the resolution's event and, for the outermost one, delivers the batch.
+    func finish(_ type: Any.Type, outcome: ResolutionEvent.Outcome) {
+        guard let tracer, let batch else { return }
+        let built = outcome == .built || outcome == .builtFromOverride
+        let event = ResolutionEvent(
+            name: site.nameText, type: String(describing: type), scope: scope, outcome: outcome,
+            depth: depth, duration: built ? DispatchTime.now().uptimeNanoseconds &- start : 0)
+        batch.add(sequence, event, to: tracer)
+        if ownsBatch { batch.deliver() }
+    }
+}

@@ -1,0 +1,143 @@
+/// The state behind one `@Dependency` property: its container and its first resolution.
+///
+/// Reads of a resolved value go through ``_LazyCell`` without a lock. Everything else
+/// (resolving, switching the container, resetting, setting) is serialised by `state`'s
+/// lock. The first resolution is an ``InFlight`` construction like any other: other
+/// readers wait for it through the wait graph, and the resolving owner reading the
+/// property again is a cycle, named without evaluating any registration.
+///
+/// The storage is not generic: it holds type-erased boxes, and the wrapper, inlined and
+/// specialized where it is used, creates and opens them. Generic class code compiled once
+/// in this module would ask the runtime for `Box<Value>`'s metadata on every resolution.
+@usableFromInline
+final class DependencyStorage: @unchecked Sendable {
+    // @unchecked: mutable state lives in `state` behind its lock; the cell is published
+    // under that lock and read atomically.
+
+    @usableFromInline let cell = _LazyCell()
+    private let state: _Locked<State>
+    private let resolve: (DependencyContainer) -> AnyBox
+    private let site: Site
+
+    private struct State {
+        var container: Reference
+        /// Bumped by every reset, switch and set: a resolution begun before one of them
+        /// does not publish.
+        var generation: UInt64 = 0
+        var resolving: InFlight?
+        /// Replaced boxes, kept while a lock-free reader may still read them.
+        var retired: [AnyBox] = []
+    }
+
+    /// The container, held weakly when it caches the object that owns this property.
+    private enum Reference {
+        case strong(DependencyContainer)
+        case weak(WeakContainer)
+
+        var container: DependencyContainer? {
+            switch self {
+            case .strong(let container): return container
+            case .weak(let reference): return reference.container
+            }
+        }
+    }
+
+    /// Stands for "this property's first resolution" in frames and the wait graph.
+    private static let resolutionKey = RegistrationKey(
+        file: #fileID, line: 0, column: 0, type: AnyBox.self, argument: nil)
+
+    @usableFromInline
+    init(
+        container: DependencyContainer, declaredIn type: StaticString, fileID: StaticString, line: UInt,
+        resolve: @escaping (DependencyContainer) -> AnyBox
+    ) {
+        // A singleton of `container` being built owns this property: the container will
+        // keep that singleton, so holding the container strongly would keep both forever.
+        let id = ObjectIdentifier(container)
+        let cached = Frame.current != nil
+            && Frame.ownFrames(of: .current).contains { $0.holdsInstance && $0.container == id }
+        state = .make(State(container: cached ? .weak(WeakContainer(container)) : .strong(container)))
+        site = Site(name: .property(in: type), fileID: fileID, line: line)
+        self.resolve = resolve
+        cell.attach(to: self)
+    }
+
+    /// The slow path of a wrapper read: resolves through the storage that owns `slot`.
+    @usableFromInline @inline(never)
+    static func resolveOnce(from slot: UnsafeMutablePointer<AnyBox?>) -> AnyBox {
+        _LazyCell.withOwner(of: slot, as: DependencyStorage.self) { $0.resolveOnce() }
+    }
+
+    private enum Step {
+        case resolved(AnyBox)
+        case wait(InFlight)
+        case resolve(InFlight, DependencyContainer, generation: UInt64)
+        case released
+    }
+
+    func resolveOnce() -> AnyBox {
+        let owner = Owner.current
+        let step: Step = state.withLock { state in
+            if let box = cell.published { return .resolved(box) }
+            if let resolving = state.resolving { return .wait(resolving) }
+            guard let container = state.container.container else { return .released }
+            let resolving = InFlight(key: Self.resolutionKey)
+            state.resolving = resolving
+            return .resolve(resolving, container, generation: state.generation)
+        }
+        switch step {
+        case .resolved(let box):
+            return box
+        case .released:
+            fatalError("\(site): the container this property resolves from was released before the "
+                + "property was first read; read it while the container lives, or set `$property.container`",
+                file: site.fileID, line: site.line)
+        case .wait(let resolving):
+            Frame.checkNoCycle(building: Self.resolutionKey, in: ObjectIdentifier(self), site: site, owner: owner)
+            return resolving.wait(as: owner, innermost: Frame.current)
+        case .resolve(let resolving, let container, let generation):
+            let frame = Frame(
+                container: ObjectIdentifier(self), key: Self.resolutionKey, site: site,
+                holdsInstance: false, trace: Frame.current?.trace, owner: owner)
+            WaitGraph.start(resolving, builtBy: frame)
+            let box = Frame.$current.withValue(frame) { resolve(container) }
+            state.withLock { state in
+                state.resolving = nil
+                if state.generation == generation { publish(box, in: &state) }
+            }
+            resolving.finish(.success(box))
+            return box
+        }
+    }
+
+    var container: DependencyContainer {
+        guard let container = state.withLock({ $0.container.container }) else {
+            fatalError("\(site): the container this property resolves from was released",
+                file: site.fileID, line: site.line)
+        }
+        return container
+    }
+
+    @usableFromInline
+    func replace(with box: AnyBox) {
+        state.withLock { publish(box, in: &$0) }
+    }
+
+    func switchContainer(to container: DependencyContainer) {
+        state.withLock(releasingAfter: { state, released in
+            released.append(state.container)
+            state.container = .strong(container)
+            publish(nil, in: &state)
+        })
+    }
+
+    func reset() {
+        state.withLock { publish(nil, in: &$0) }
+    }
+
+    /// Swaps the published box; the old one is retired, not released.
+    private func publish(_ box: AnyBox?, in state: inout State) {
+        state.generation &+= 1
+        if let replaced = cell.exchange(box) { state.retired.append(replaced) }
+    }
+}

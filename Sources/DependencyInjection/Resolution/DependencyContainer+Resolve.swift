@@ -1,0 +1,144 @@
+extension DependencyContainer {
+    /// Resolves `provider` according to its scope.
+    ///
+    /// A cached singleton is served inline, at the caller: one lock round-trip and a probe
+    /// of a flat hash table, with no allocation and no dynamic cast. Everything else takes
+    /// the one road, ``resolveSlowly(_:)``.
+    @inlinable
+    func resolve<Value>(_ provider: Provider<Value>) -> Value {
+        if provider.scope == .singleton,
+            let value = state.withLock({ $0.cachedSingleton(provider.key, as: Value.self) })
+        {
+            return value
+        }
+        return resolveSlowly(provider)
+    }
+
+    /// The road every synchronous resolution takes past the inline cache: the container
+    /// decides under its lock (``ContainerState/claim(_:scope:released:)``) whether to
+    /// serve, wait or build, and this adapter waits on a semaphore or builds on this thread.
+    @usableFromInline
+    func resolveSlowly<Value>(_ provider: Provider<Value>) -> Value {
+        let resolution = begin(provider.key, provider.name, provider.scope)
+        let object: AnyObject
+        switch resolution.claim {
+        case .cached(let cached):
+            object = cached
+        case .await(let construction):
+            object = construction.wait(as: resolution.owner, innermost: Frame.current)
+        case .build(let construction):
+            let override = resolution.override.map { $0 as! Override<Value> }
+            let value = Frame.$current.withValue(resolution.frame(self, owner: resolution.owner)) {
+                override?.make() ?? provider.make()
+            }
+            guard let construction else {
+                resolution.trace.finish(Value.self, outcome: override == nil ? .built : .builtFromOverride)
+                return value
+            }
+            let box = Box(value)
+            complete(construction, .success(box), weakly: provider.scope == .shared)
+            object = box
+        }
+        resolution.trace.finish(Value.self, outcome: resolution.outcome)
+        return Self.unbox(object)
+    }
+
+    /// Resolves an async `provider` according to its scope: the same road as
+    /// ``resolveSlowly(_:)``, waiting on continuations. A singleton or shared instance is
+    /// built in a task of its own, which inherits this task's task-local values, so that
+    /// cancelling one waiter does not cancel it for the others.
+    func resolve<Value>(_ provider: AsyncProvider<Value>) async throws -> Value {
+        let resolution = begin(provider.key, provider.name, provider.scope)
+        let object: AnyObject
+        switch resolution.claim {
+        case .cached(let cached):
+            object = cached
+        case .await(let construction):
+            object = try await construction.value(as: resolution.owner, innermost: Frame.current)
+        case .build(let construction):
+            let override = resolution.override.map { $0 as! AsyncOverride<Value> }
+            let make = override?.make ?? provider.make
+            guard let construction else {
+                let frame = resolution.frame(self, owner: resolution.owner)
+                let value = try await Frame.$current.withValue(frame) { try await make() }
+                resolution.trace.finish(Value.self, outcome: override == nil ? .built : .builtFromOverride)
+                return value
+            }
+            Task {
+                let frame = resolution.frame(self, owner: .current)
+                let outcome: Result<AnyBox, any Error>
+                do {
+                    outcome = .success(Box(try await Frame.$current.withValue(frame) { try await make() }))
+                } catch {
+                    outcome = .failure(error)
+                }
+                self.complete(construction, outcome, weakly: provider.scope == .shared)
+            }
+            object = try await construction.value(as: resolution.owner, innermost: Frame.current)
+        }
+        resolution.trace.finish(Value.self, outcome: resolution.outcome)
+        return Self.unbox(object)
+    }
+
+    /// Claims `key` under the lock and prepares what building or waiting needs.
+    private func begin(_ key: RegistrationKey, _ name: StaticString, _ scope: DependencyScope) -> Resolution {
+        let (claim, ownOverride, tracer) = state.withLock(releasingAfter: { state, released in
+            let claim = state.claim(key, scope: scope, released: &released)
+            guard case .build = claim else { return (claim, nil as AnyObject?, state.tracer) }
+            return (claim, state.overrides[key], state.tracer)
+        })
+        let site = Site(name: .registration(name), fileID: key.file, line: key.line)
+        var resolution = Resolution(
+            claim: claim, key: key, site: site, scope: scope, owner: .current, override: ownOverride,
+            trace: Trace(tracer, site: site, scope: scope))
+        switch claim {
+        case .cached: return resolution
+        case .await: resolution.outcome = .awaited
+        case .build:
+            if resolution.override == nil { resolution.override = parent?.installedOverride(for: key) }
+            resolution.outcome = resolution.override == nil ? .built : .builtFromOverride
+            key.checkArgument(of: name)
+        }
+        Frame.checkNoCycle(building: key, in: ObjectIdentifier(self), site: site, owner: resolution.owner)
+        return resolution
+    }
+
+    /// Ends a construction: caches what it built (unless it was dropped meanwhile), then
+    /// wakes its waiters.
+    func complete(_ construction: InFlight, _ outcome: Result<AnyBox, any Error>, weakly: Bool) {
+        let box = try? outcome.get()
+        state.withLock(releasingAfter: { state, released in
+            state.complete(construction, keeping: weakly ? box?.object : box, weakly: weakly, released: &released)
+        })
+        construction.finish(outcome)
+    }
+
+    /// A resolved value from a box, or a live shared instance stored as itself.
+    static func unbox<Value>(_ object: AnyObject) -> Value {
+        if let box = object as? Box<Value> { return box.value }
+        return object as! Value
+    }
+}
+
+/// One resolution past the inline cache, between claiming its key and returning.
+struct Resolution: @unchecked Sendable {
+    // @unchecked: immutable once begun; `override` is an `Override` or `AsyncOverride`,
+    // and a cached object is a `Sendable` value's box or a `Sendable` shared instance.
+    let claim: ContainerState.Claim
+    let key: RegistrationKey
+    let site: Site
+    let scope: DependencyScope
+    let owner: Owner
+    var override: AnyObject?
+    let trace: Trace
+    var outcome = ResolutionEvent.Outcome.cached
+
+    /// The frame in which this resolution builds, for the owner running it now.
+    func frame(_ container: DependencyContainer, owner: Owner) -> Frame {
+        let frame = Frame(
+            container: ObjectIdentifier(container), key: key, site: site,
+            holdsInstance: scope == .singleton, trace: trace.batch, owner: owner)
+        if case .build(let construction?) = claim { WaitGraph.start(construction, builtBy: frame) }
+        return frame
+    }
+}

@@ -1,0 +1,67 @@
+/// Which owner waits for which construction, to turn a cycle of constructions waiting for
+/// each other (task 1 builds `a` and needs `b`, task 2 builds `b` and needs `a`) into a
+/// message instead of a deadlock.
+///
+/// Each owner (a task, or a thread outside any task) waits for at most one construction at
+/// a time, and each construction has one builder, so following "waits for, built by" from
+/// a construction either ends or comes back to the owner about to wait: that is a cycle.
+/// Only waits inside the package are seen. A cycle closed by the user's own blocking (a
+/// thread the construction joins, a semaphore, awaiting a task that asks for the
+/// construction in progress) is invisible to it.
+///
+/// ```swift
+/// WaitGraph.beginWaiting(owner, innermost: Frame.current, on: inFlight)  // may stop with the chain
+/// signal.wait()
+/// WaitGraph.endWaiting(owner)
+/// ```
+enum WaitGraph {
+    private struct Wait {
+        let target: InFlight
+        /// The waiting owner's innermost frame, where its part of a cycle message ends.
+        let innermost: Frame?
+    }
+
+    private static let waits = _Locked.make([Owner: Wait]())
+
+    /// Records that `frame` builds `inFlight`.
+    static func start(_ inFlight: InFlight, builtBy frame: Frame) {
+        waits.withLock { _ in inFlight.builder = frame }
+    }
+
+    /// Marks `inFlight` finished; call before waking its waiters.
+    static func finish(_ inFlight: InFlight) {
+        waits.withLock(releasingAfter: { _, released in
+            released.append(inFlight.builder as Any)
+            inFlight.builder = nil
+            inFlight.isDone = true
+        })
+    }
+
+    /// Records that `owner` waits for `target`, or stops with the chain when that would
+    /// close a cycle.
+    static func beginWaiting(_ owner: Owner, innermost: Frame?, on target: InFlight) {
+        let cycle: [Site]? = waits.withLock { waits in
+            var segments: [Site] = []
+            var next = target
+            for _ in 0...waits.count {
+                guard !next.isDone, let builder = next.builder else { break }
+                if builder.owner == owner {
+                    // Every owner met on the way is blocked, so its frames are stable.
+                    return builder.sites(to: innermost) + segments + [builder.site]
+                }
+                guard let wait = waits[builder.owner] else { break }
+                segments += builder.sites(to: wait.innermost)
+                next = wait.target
+            }
+            waits[owner] = Wait(target: target, innermost: innermost)
+            return nil
+        }
+        if let cycle { CycleReport.stop(Array(cycle.dropLast()), closing: cycle[cycle.count - 1]) }
+    }
+
+    static func endWaiting(_ owner: Owner) {
+        waits.withLock(releasingAfter: { waits, released in
+            released.append(waits.removeValue(forKey: owner) as Any)
+        })
+    }
+}

@@ -1,0 +1,160 @@
+/// The built singletons of one container: an open-addressing hash table read on every
+/// cached resolution.
+///
+/// `Dictionary` works here but spends most of a cached resolution probing generically and
+/// retaining its buffers. This table keeps keys and boxes in two buffers owned by one
+/// ``Storage`` object, with linear probing and a power-of-two capacity, so a hit is a cheap
+/// hash, a key comparison and a load, with no reference counting. A removal shifts the
+/// entries after it back (no tombstones, no rebuild), so dropping n singletons costs O(n).
+///
+/// Only touched while holding the owning container's lock. What it hands back (a removed
+/// box, a replaced one, the whole storage) the caller releases after unlocking.
+///
+/// ```swift
+/// var table = _SingletonTable()
+/// _ = table.insert(Box(client), for: key)
+/// let cached = table.value(for: key, as: HTTPClient.self)
+/// ```
+@usableFromInline
+struct _SingletonTable {
+    /// The buffers; they free themselves, releasing every box, when the storage goes.
+    @usableFromInline
+    final class Storage {
+        /// Keys; initialized exactly where `boxes` is non-nil.
+        @usableFromInline let keys: UnsafeMutablePointer<RegistrationKey>
+        /// Retained boxes, `nil` for an empty slot.
+        @usableFromInline let boxes: UnsafeMutablePointer<Unmanaged<AnyObject>?>
+        @usableFromInline let mask: Int
+        @usableFromInline var count = 0
+
+        init(capacity: Int) {
+            keys = .allocate(capacity: capacity)
+            boxes = .allocate(capacity: capacity)
+            boxes.initialize(repeating: nil, count: capacity)
+            mask = capacity - 1
+        }
+
+        deinit {
+            for index in 0...mask {
+                if let box = boxes[index] {
+                    box.release()
+                    (keys + index).deinitialize(count: 1)
+                }
+            }
+            keys.deallocate()
+            boxes.deallocate()
+        }
+
+        /// The slot holding `key`, if any.
+        @inlinable
+        func index(of key: RegistrationKey) -> Int? {
+            var index = key._rawHashValue(seed: 0) & mask
+            while boxes[index] != nil {
+                if keys[index] == key { return index }
+                index = (index &+ 1) & mask
+            }
+            return nil
+        }
+    }
+
+    @usableFromInline var storage: Storage?
+
+    init() {}
+
+    var count: Int { storage?.count ?? 0 }
+
+    /// The cached value for `key`. The key includes the value type, so the box is known
+    /// to be a `Box<Value>` and no dynamic cast is needed.
+    @inlinable
+    func value<Value>(for key: RegistrationKey, as type: Value.Type) -> Value? {
+        guard let storage, let index = storage.index(of: key) else { return nil }
+        return storage.boxes[index].unsafelyUnwrapped._withUnsafeGuaranteedRef {
+            unsafeDowncast($0, to: Box<Value>.self).value
+        }
+    }
+
+    /// The box stored for `key`, retained.
+    func box(for key: RegistrationKey) -> AnyObject? {
+        guard let storage, let index = storage.index(of: key) else { return nil }
+        return storage.boxes[index].unsafelyUnwrapped.takeUnretainedValue()
+    }
+
+    /// Stores `box` for `key`.
+    ///
+    /// - Returns: The box it replaced, or a storage outgrown, for release after unlocking.
+    mutating func insert(_ box: AnyObject, for key: RegistrationKey) -> AnyObject? {
+        var outgrown: AnyObject?
+        if storage == nil || (storage!.count + 1) * 4 > (storage!.mask + 1) * 3 {
+            outgrown = grow()
+        }
+        let storage = self.storage!
+        var index = key._rawHashValue(seed: 0) & storage.mask
+        while let existing = storage.boxes[index] {
+            if storage.keys[index] == key {
+                storage.boxes[index] = .passRetained(box)
+                return existing.takeRetainedValue()
+            }
+            index = (index &+ 1) & storage.mask
+        }
+        (storage.keys + index).initialize(to: key)
+        storage.boxes[index] = .passRetained(box)
+        storage.count += 1
+        return outgrown
+    }
+
+    /// Removes the entry for `key`, if any, and shifts the entries after it back so that
+    /// every key stays reachable from its home slot.
+    ///
+    /// - Returns: The removed box, for release after unlocking.
+    mutating func remove(_ key: RegistrationKey) -> AnyObject? {
+        guard let storage, var hole = storage.index(of: key) else { return nil }
+        let removed = storage.boxes[hole].unsafelyUnwrapped.takeRetainedValue()
+        (storage.keys + hole).deinitialize(count: 1)
+        storage.boxes[hole] = nil
+        storage.count -= 1
+        var next = hole
+        while true {
+            next = (next &+ 1) & storage.mask
+            guard storage.boxes[next] != nil else { break }
+            let home = storage.keys[next]._rawHashValue(seed: 0) & storage.mask
+            // An entry whose home lies cyclically in (hole, next] is still reachable.
+            let reachable = hole <= next ? (hole < home && home <= next) : (hole < home || home <= next)
+            if reachable { continue }
+            (storage.keys + hole).moveInitialize(from: storage.keys + next, count: 1)
+            storage.boxes[hole] = storage.boxes[next]
+            storage.boxes[next] = nil
+            hole = next
+        }
+        return removed
+    }
+
+    /// Empties the table.
+    ///
+    /// - Returns: The old storage, which releases every box when it goes: release it
+    ///   after unlocking.
+    mutating func removeAll() -> AnyObject? {
+        defer { storage = nil }
+        return storage
+    }
+
+    /// Moves every entry to a storage twice as large.
+    ///
+    /// - Returns: The emptied old storage, which only frees memory when it goes.
+    private mutating func grow() -> AnyObject? {
+        let old = storage
+        let grown = Storage(capacity: Swift.max(8, ((old?.mask ?? -1) + 1) * 2))
+        storage = grown
+        guard let old else { return nil }
+        for index in 0...old.mask {
+            guard let box = old.boxes[index] else { continue }
+            var slot = old.keys[index]._rawHashValue(seed: 0) & grown.mask
+            while grown.boxes[slot] != nil { slot = (slot &+ 1) & grown.mask }
+            (grown.keys + slot).moveInitialize(from: old.keys + index, count: 1)
+            grown.boxes[slot] = box
+            old.boxes[index] = nil
+        }
+        grown.count = old.count
+        old.count = 0
+        return old
+    }
+}
