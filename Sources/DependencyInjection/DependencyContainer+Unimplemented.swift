@@ -82,7 +82,7 @@ extension DependencyContainer {
             DependencyIssue(
                 dependency: name.description,
                 message: UnimplementedMessage.placeholder(name),
-                fileID: fileID, filePath: filePath, line: line, column: column
+                fileID: fileID, filePath: filePath, line: line, column: column, container: self
             ).report()
             return placeholder()
         }

@@ -41,6 +41,24 @@ public struct DependencyIssue: Sendable, CustomStringConvertible {
     /// The column of the registration.
     public let column: UInt
 
+    /// The container whose resolution raised the issue; `nil` when unknown.
+    ///
+    /// A reporter runs on whatever thread or task resolved the dependency, which is not
+    /// always one that knows what the resolution was for: a dispatch queue or a detached
+    /// task that was handed a container knows nothing else. The container says whose
+    /// issue it is. The `DependencyInjectionTesting` product, for instance, follows it
+    /// (and its ``DependencyContainer/parent``s) to the test that owns the container, and
+    /// fails that test. A reporter can route issues the same way:
+    ///
+    /// ```swift
+    /// let previous = DependencyIssue.reporter
+    /// DependencyIssue.reporter = { issue in
+    ///     if issue.container === DependencyContainer.preview { return }   // expected there
+    ///     previous(issue)
+    /// }
+    /// ```
+    public let container: DependencyContainer?
+
     /// The ``message``, so that `print(issue)` and string interpolation show it.
     public var description: String { message }
 
@@ -50,7 +68,8 @@ public struct DependencyIssue: Sendable, CustomStringConvertible {
         fileID: StaticString,
         filePath: StaticString,
         line: UInt,
-        column: UInt
+        column: UInt,
+        container: DependencyContainer? = nil
     ) {
         self.dependency = dependency
         self.message = message
@@ -58,6 +77,7 @@ public struct DependencyIssue: Sendable, CustomStringConvertible {
         self.filePath = filePath
         self.line = line
         self.column = column
+        self.container = container
     }
 }
 
