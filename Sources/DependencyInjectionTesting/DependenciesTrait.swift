@@ -32,8 +32,20 @@ public import Testing
 /// named by the innermost trait that names one, or `mocks`.
 ///
 /// Create it with `.dependencies`, `.dependencies { … }` or
-/// `.dependencies(parent:_:)`. It also turns each `DependencyIssue`, such as a resolved
-/// `unimplemented(placeholder:)`, into a failure of the test that caused it.
+/// `.dependencies(parent:_:)`. One trait value may go on a suite and on tests in it
+/// (`let stubbed: DependenciesTrait = .dependencies { … }`, then `@Suite(stubbed)` and
+/// `@Test(stubbed)`): its configuration still runs once per test case.
+///
+/// It also turns each `DependencyIssue`, such as a resolved `unimplemented(placeholder:)`,
+/// into a failure of the test that caused it. An issue raised on the test's task, or a
+/// child task of it, is recorded at once. One raised elsewhere for the test's container
+/// or a child of it, as on a detached task or a dispatch queue the test handed the
+/// container to, is recorded when the test body returns, so the test must wait for that
+/// work; an issue raised after the test ended goes to standard error.
+///
+/// When the test case ends, its container is reset and its stored values removed before
+/// it is released: an override or a singleton that captures the container does not keep
+/// it, or anything it built, alive.
 ///
 /// > Important: Isolation covers what the test reaches through `DependencyContainer.main`.
 /// > A test that writes to `DependencyContainer.mocks` or `.default` by name, or assigns
@@ -80,7 +92,9 @@ public struct DependenciesTrait: TestTrait, SuiteTrait, TestScoping {
     ///
     /// Swift Testing calls it around each test case. Called inside another test case's
     /// scope, it adds its configuration to that scope's container instead of making one,
-    /// and its parent is not used.
+    /// and its parent is not used. When the test case returns, it records the issues
+    /// raised for the container off the test's task, then resets the container and
+    /// removes its stored values.
     ///
     /// - Parameters:
     ///   - test: The running test.
@@ -106,16 +120,36 @@ public struct DependenciesTrait: TestTrait, SuiteTrait, TestScoping {
         }
 
         // The first dependencies trait to run for this test case builds one container
-        // from all of them, suites first, whatever order the scopes nest in.
-        var traits = test.traits.compactMap { $0 as? DependenciesTrait }
-        if !traits.contains(where: { $0.identity === identity }) { traits.append(self) }
+        // from all of them, suites first, whatever order the scopes nest in. One trait
+        // value listed twice (on a suite and on a test in it) counts once.
+        var traits: [DependenciesTrait] = []
+        for case let trait as DependenciesTrait in test.traits + [self]
+        where !traits.contains(where: { $0.identity === trait.identity }) {
+            traits.append(trait)
+        }
         let parent = traits.last(where: { $0.parent != nil })?.parent ?? .mocks
         let container = DependencyContainer(parent: parent)
         let scope = TestScope(container: container, applied: traits.map(\.identity))
-        try await DependencyContainer.withMain(container) {
-            for trait in traits { try trait.configure?(container) }
-            try await TestScope.$current.withValue(scope) { try await function() }
+
+        LiveTestContainers.shared.begin(container)
+        let outcome: Result<Void, any Error>
+        do {
+            try await DependencyContainer.withMain(container) {
+                for trait in traits { try trait.configure?(container) }
+                try await TestScope.$current.withValue(scope) { try await function() }
+            }
+            outcome = .success(())
+        } catch {
+            outcome = .failure(error)
         }
+        // Issues raised for this container off the test's task fail the test now, in
+        // its context, pointing at the registrations that raised them.
+        for issue in LiveTestContainers.shared.end(container) { TestRunnerReporter.record(issue) }
+        // Drop what the test cached, overrode and stored, so that a closure or an object
+        // holding the container does not keep it (and all it holds) alive.
+        container.reset()
+        container.removeAll()
+        try outcome.get()
     }
 }
 

@@ -25,7 +25,12 @@ public import XCTest
 /// ```
 ///
 /// A `DependencyIssue`, such as a resolved `unimplemented(placeholder:)`, becomes a
-/// failure of the running test.
+/// failure of the running test: at once on the test's thread and its child tasks, and
+/// when the test returns for issues raised for ``dependencies`` on a dispatch queue or a
+/// detached task the test handed it to (the test must wait for that work).
+///
+/// When the test ends, its container is reset and its stored values removed: an override
+/// or a singleton that captures the container does not keep it alive.
 ///
 /// To isolate a test class that must keep another base class, wrap `invokeTest()` the
 /// same way:
@@ -76,20 +81,35 @@ open class DependencyTestCase: XCTestCase {
     ///
     /// XCTest calls it once per test method. It makes a child of ``dependencyParent``,
     /// calls ``configureDependencies(_:)`` on it, and runs the test with it as the
-    /// task-local `DependencyContainer.main`; the container is released when the test
-    /// ends. A subclass that overrides it must call `super.invokeTest()`, or the test runs
-    /// without its container.
+    /// task-local `DependencyContainer.main`. When the test returns, it fails the test
+    /// with the issues raised for the container off the test's thread, then resets the
+    /// container, removes its stored values and releases it. A subclass that overrides it
+    /// must call `super.invokeTest()`, or the test runs without its container; code after
+    /// that call runs once the test's container is gone:
+    ///
+    /// ```swift
+    /// override func invokeTest() {
+    ///     super.invokeTest()
+    ///     XCTAssertNil(weakModel, "the model outlived its test")
+    /// }
+    /// ```
     open override func invokeTest() {
         TestRunnerReporter.install()
         let container = DependencyContainer(parent: dependencyParent)
         testContainer = container
-        // XCTest keeps test case objects until the run ends: drop the container now so
-        // that what the test overrode is released with it.
-        defer { testContainer = nil }
+        LiveTestContainers.shared.begin(container)
         DependencyContainer.withMain(container) {
             configureDependencies(container)
             XCTestScope.$isRunning.withValue(true) { super.invokeTest() }
         }
+        // Issues raised for this container off the test's thread fail the test now.
+        for issue in LiveTestContainers.shared.end(container) { TestRunnerReporter.fail(issue) }
+        // Drop what the test cached, overrode and stored, so that a closure or an object
+        // holding the container does not keep it alive; XCTest keeps test case objects
+        // until the run ends, so drop the container itself too.
+        container.reset()
+        container.removeAll()
+        testContainer = nil
     }
 }
 

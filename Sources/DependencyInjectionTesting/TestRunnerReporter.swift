@@ -10,7 +10,10 @@ import XCTest
 /// Installed once per process, by the first ``DependenciesTrait`` or
 /// ``DependencyTestCase`` test to run. Issues raised inside a Swift Testing test are
 /// recorded with `Issue.record`, issues raised inside a ``DependencyTestCase`` test with
-/// `XCTFail`; any other issue goes to the reporter that was installed before.
+/// `XCTFail`. An issue raised elsewhere (a detached task, a dispatch queue) for the
+/// container of a running test, or a child of it, is kept in ``LiveTestContainers`` and
+/// recorded when that test's body returns. Any other issue goes to the reporter that was
+/// installed before.
 enum TestRunnerReporter {
     static func install() {
         _ = installation
@@ -20,19 +23,32 @@ enum TestRunnerReporter {
         let previous = DependencyIssue.reporter
         DependencyIssue.reporter = { issue in
             if Test.current != nil {
-                let location = SourceLocation(
-                    fileID: issue.fileID.description, filePath: issue.filePath.description,
-                    line: Int(issue.line), column: Int(issue.column))
-                Issue.record(Comment(rawValue: issue.message), sourceLocation: location)
+                record(issue)
                 return
             }
             #if canImport(XCTest)
             if XCTestScope.isRunning {
-                XCTFail(issue.message, file: issue.filePath, line: issue.line)
+                fail(issue)
                 return
             }
             #endif
+            if LiveTestContainers.shared.keep(issue) { return }
             previous(issue)
         }
     }()
+
+    /// Records `issue` in the running Swift Testing test, pointing at its registration.
+    static func record(_ issue: DependencyIssue) {
+        let location = SourceLocation(
+            fileID: issue.fileID.description, filePath: issue.filePath.description,
+            line: Int(issue.line), column: Int(issue.column))
+        Issue.record(Comment(rawValue: issue.message), sourceLocation: location)
+    }
+
+    #if canImport(XCTest)
+    /// Fails the running XCTest test with `issue`, pointing at its registration.
+    static func fail(_ issue: DependencyIssue) {
+        XCTFail(issue.message, file: issue.filePath, line: issue.line)
+    }
+    #endif
 }

@@ -164,3 +164,19 @@ struct SuiteConfigurationTests {
         }
     }
 }
+
+// MARK: - One trait on a suite and on a test in it
+
+/// One trait value, put on a suite and again on a test in it.
+private let sharedConfiguration: DependenciesTrait = .dependencies { log("shared", in: $0) }
+
+@Suite(sharedConfiguration) struct OneTraitOnASuiteAndATestTests {
+    @Test(sharedConfiguration) func runsItsConfigurationOnce() {
+        #expect(DependencyContainer.main.getValue(forKey: "order") == ["shared"])
+    }
+
+    @Test(sharedConfiguration, .dependencies { log("test", in: $0) })
+    func runsOnceBeforeTheTestsOwn() {
+        #expect(DependencyContainer.main.getValue(forKey: "order") == ["shared", "test"])
+    }
+}

@@ -2,6 +2,7 @@
 import DependencyInjection
 import DependencyInjectionTesting
 import XCTest
+import Foundation
 
 final class DependencyTestCaseTests: DependencyTestCase {
     override func configureDependencies(_ container: DependencyContainer) {
@@ -102,6 +103,83 @@ final class DependencyTestCasePlaceholderTests: DependencyTestCase {
         dependencies.override(\.analytics) { RecordingAnalytics() }
         XCTAssertEqual(DependencyContainer.main.analytics().name, "recording")
         XCTAssertEqual(captured, [])
+    }
+}
+
+/// A placeholder reached on a dispatch queue or a detached task that the test handed its
+/// container to fails that test when it returns. The failure is captured instead of
+/// recorded, and `invokeTest` checks, once the test and its container are done, that
+/// exactly one was captured: without it, that check fails the test.
+final class DependencyTestCaseOffTaskTests: DependencyTestCase {
+    private let captured = Locked<[String]>([])
+
+    #if canImport(ObjectiveC)
+    override func record(_ issue: XCTIssue) {
+        guard Self.namesAnalytics(issue.compactDescription) else { return super.record(issue) }
+        captured.withValue { $0.append(issue.compactDescription) }
+    }
+    #else
+    override func recordFailure(
+        withDescription description: String, inFile filePath: String, atLine lineNumber: Int,
+        expected: Bool
+    ) {
+        guard Self.namesAnalytics(description) else {
+            return super.recordFailure(
+                withDescription: description, inFile: filePath, atLine: lineNumber, expected: expected)
+        }
+        captured.withValue { $0.append("\(description) at \(filePath):\(lineNumber)") }
+    }
+    #endif
+
+    private static func namesAnalytics(_ failure: String) -> Bool {
+        failure.contains("analytics is not implemented in this module")
+    }
+
+    override func invokeTest() {
+        super.invokeTest()
+        let failures = captured.value
+        XCTAssertEqual(failures.count, 1, "the placeholder did not fail its test once: \(failures)")
+        XCTAssertTrue(failures.allSatisfy { $0.contains("Fixtures.swift") }, "\(failures)")
+    }
+
+    func testAPlaceholderOnADispatchQueueFailsTheTest() {
+        let container = dependencies
+        let done = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            _ = container.analytics()
+            done.signal()
+        }
+        done.wait()
+    }
+
+    func testAPlaceholderInADetachedTaskFailsTheTest() async {
+        let container = dependencies
+        let resolved = await Task.detached { container.analytics() }.value
+        XCTAssertEqual(resolved.name, "placeholder")
+    }
+}
+
+/// The test's container is released when the test ends, even when what it cached or
+/// overrode holds it. `invokeTest` checks once the test is done.
+final class DependencyTestCaseReleaseTests: DependencyTestCase {
+    private let released = WeakReference<DependencyContainer>()
+
+    override func invokeTest() {
+        super.invokeTest()
+        XCTAssertNil(released.object, "the test's container outlived its test")
+    }
+
+    func testAContainerCapturedByItsOwnOverrideIsReleased() {
+        let container = dependencies
+        released.object = container
+        container.override(\.feedLoader) { FeedLoader(client: container.httpClient()) }
+        XCTAssertEqual(DependencyContainer.main.feedLoader().client.name, "live")
+    }
+
+    func testAContainerCapturedByASingletonItCachedIsReleased() {
+        released.object = dependencies
+        dependencies.setValue("token", forKey: "token")
+        XCTAssertEqual(dependencies.tokenReader().read(), "token")
     }
 }
 #endif

@@ -7,6 +7,8 @@ import Testing
 /// after it has ended. (They carry no trait themselves: inside another test's scope, a
 /// trait configures that scope's container instead of making one.)
 @Suite struct ReleaseTests {
+    // MARK: - What the test made
+
     @Test func overridesMadeInATestAreReleasedWhenItEnds() async throws {
         let stub = WeakReference<StubHTTPClient>()
         let container = WeakReference<DependencyContainer>()
@@ -41,6 +43,47 @@ import Testing
         }
         #expect(stub.object == nil)
     }
+
+    // MARK: - What holds the container itself
+
+    @Test func aContainerCapturedByItsOwnOverrideIsReleased() async throws {
+        let released = WeakReference<DependencyContainer>()
+        let trait: DependenciesTrait = .dependencies { container in
+            released.object = container
+            container.override(\.feedLoader) { FeedLoader(client: container.httpClient()) }
+        }
+        try await trait.provideScope(for: try #require(Test.current), testCase: Test.Case.current) {
+            #expect(DependencyContainer.main.feedLoader().client.name == "live")
+        }
+        #expect(released.object == nil, "the override's closure kept the test's container alive")
+    }
+
+    @Test func aContainerCapturedByASingletonItCachedIsReleased() async throws {
+        let released = WeakReference<DependencyContainer>()
+        let trait: DependenciesTrait = .dependencies
+        try await trait.provideScope(for: try #require(Test.current), testCase: Test.Case.current) {
+            let container = DependencyContainer.main
+            released.object = container
+            container.setValue("token", forKey: "token")
+            #expect(container.tokenReader().read() == "token")
+        }
+        #expect(released.object == nil, "the cached singleton kept the test's container alive")
+    }
+
+    @Test func aContainerHeldByAnObjectItStoresIsReleased() async throws {
+        let released = WeakReference<DependencyContainer>()
+        let trait: DependenciesTrait = .dependencies
+        try await trait.provideScope(for: try #require(Test.current), testCase: Test.Case.current) {
+            let container = DependencyContainer.main
+            released.object = container
+            let model = FeedViewModel()   // its properties resolve from the container
+            container.setValue(model, forKey: "model")
+            #expect(model.loader.client.name == "live")
+        }
+        #expect(released.object == nil, "the stored model kept the test's container alive")
+    }
+
+    // MARK: - Every run
 
     @Test func eachRunOfAScopeGetsANewContainer() async throws {
         let seen = Locked<[DependencyContainer]>([])

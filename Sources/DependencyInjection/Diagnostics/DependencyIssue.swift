@@ -41,10 +41,22 @@ public struct DependencyIssue: Sendable, CustomStringConvertible {
     /// The column of the registration.
     public let column: UInt
 
-    /// The container whose resolution raised the issue, or `nil` when it is not known.
+    /// The container whose resolution raised the issue; `nil` when unknown.
     ///
-    /// A test runner uses it to fail the test that owns the container, even when the
-    /// issue was raised on another thread or in a detached task.
+    /// A reporter runs on whatever thread or task resolved the dependency, which is not
+    /// always one that knows what the resolution was for: a dispatch queue or a detached
+    /// task that was handed a container knows nothing else. The container says whose
+    /// issue it is. The `DependencyInjectionTesting` product, for instance, follows it
+    /// (and its ``DependencyContainer/parent``s) to the test that owns the container, and
+    /// fails that test. A reporter can route issues the same way:
+    ///
+    /// ```swift
+    /// let previous = DependencyIssue.reporter
+    /// DependencyIssue.reporter = { issue in
+    ///     if issue.container === DependencyContainer.preview { return }   // expected there
+    ///     previous(issue)
+    /// }
+    /// ```
     public let container: DependencyContainer?
 
     /// The ``message``, so that `print(issue)` and string interpolation show it.

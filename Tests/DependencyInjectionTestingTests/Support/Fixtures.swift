@@ -15,6 +15,13 @@ final class FeedLoader: Sendable {
     init(client: any HTTPClient) { self.client = client }
 }
 
+/// A singleton that reads a stored value each time it is asked, through a closure that
+/// holds the container it was built in.
+final class TokenReader: Sendable {
+    let read: @Sendable () -> String?
+    init(read: @escaping @Sendable () -> String?) { self.read = read }
+}
+
 /// A singleton that remembers the stored value it was built with.
 final class SessionStore: Sendable {
     let owner: String?
@@ -34,6 +41,7 @@ extension DependencyContainer {
     var httpClient: Provider<any HTTPClient> { singleton { LiveHTTPClient() } }
     var feedLoader: Provider<FeedLoader> { factory { FeedLoader(client: self.httpClient()) } }
     var sessionStore: Provider<SessionStore> { singleton { SessionStore(owner: self.token) } }
+    var tokenReader: Provider<TokenReader> { singleton { TokenReader { self.token } } }
 
     /// Supplied by another module; reported, not fatal, when it is missing.
     var analytics: Provider<any Analytics> { unimplemented(placeholder: NoAnalytics()) }
