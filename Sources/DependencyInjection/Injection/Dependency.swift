@@ -97,26 +97,6 @@ public struct Dependency<Value> {
         published = storage.cell.slot
     }
 
-    /// Not available: a property cannot `await`, so an async registration is resolved
-    /// where the caller can.
-    ///
-    /// ```swift
-    /// let database = try await DependencyContainer.main.database()
-    /// ```
-    @available(
-        *, unavailable,
-        message: "@Dependency cannot await an AsyncProvider; resolve it with `try await container.x()` where you can await"
-    )
-    public init(
-        _ keyPath: KeyPath<DependencyContainer, AsyncProvider<Value>>,
-        container: DependencyContainer = .main,
-        function: StaticString = #function,
-        fileID: StaticString = #fileID,
-        line: UInt = #line
-    ) {
-        fatalError("unavailable")
-    }
-
     /// The dependency, resolved on first access.
     ///
     /// Setting it replaces the value for this property only, until ``reset()``, which is
