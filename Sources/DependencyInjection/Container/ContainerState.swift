@@ -127,14 +127,6 @@ struct ContainerState {
         }
         sweepThreshold = Swift.max(16, entries.count * 2)
     }
-
-    /// How many shared-instance entries are kept, dead or alive (for tests).
-    var sharedEntryCount: Int {
-        entries.values.reduce(0) { count, entry in
-            if case .shared = entry { return count + 1 }
-            return count
-        }
-    }
 }
 
 /// A weak reference to a shared instance.

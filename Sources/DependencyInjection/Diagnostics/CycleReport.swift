@@ -10,12 +10,9 @@
 ///
 /// It stops in release builds too: a cycle would otherwise overflow the stack or hang.
 enum CycleReport {
-    static func message(_ chain: [Site], closing: Site) -> String {
-        "Circular dependency: " + (chain.map(\.description) + [closing.nameText]).joined(separator: " -> ")
-    }
-
     static func stop(_ chain: [Site], closing: Site) -> Never {
+        let names = chain.map(\.description) + [closing.nameText]
         let first = chain.first ?? closing
-        fatalError(message(chain, closing: closing), file: first.fileID, line: first.line)
+        fatalError("Circular dependency: " + names.joined(separator: " -> "), file: first.fileID, line: first.line)
     }
 }

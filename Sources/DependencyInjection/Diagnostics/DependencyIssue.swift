@@ -120,15 +120,7 @@ extension DependencyIssue {
     /// ```
     public static let standardError: Reporter = { issue in
         let line = "DependencyInjection: \(issue.message) (\(issue.fileID):\(issue.line))\n"
-        let bytes = Array(line.utf8)
-        bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count, let start = buffer.baseAddress {
-                let written = write(STDERR_FILENO, start + offset, buffer.count - offset)
-                if written <= 0 { return }
-                offset += written
-            }
-        }
+        _ = write(STDERR_FILENO, line, line.utf8.count)
     }
 
     /// Hands the issue to the installed ``reporter``.

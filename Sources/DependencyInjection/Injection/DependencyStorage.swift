@@ -20,26 +20,16 @@ final class DependencyStorage: @unchecked Sendable {
     private let site: Site
 
     private struct State {
-        var container: Reference
+        /// The container, held weakly when it caches the object that owns this property.
+        var reference: (strong: DependencyContainer?, weak: WeakContainer)
         /// Bumped by every reset, switch and set: a resolution begun before one of them
         /// does not publish.
         var generation: UInt64 = 0
         var resolving: InFlight?
         /// Replaced boxes, kept while a lock-free reader may still read them.
         var retired: [AnyBox] = []
-    }
 
-    /// The container, held weakly when it caches the object that owns this property.
-    private enum Reference {
-        case strong(DependencyContainer)
-        case weak(WeakContainer)
-
-        var container: DependencyContainer? {
-            switch self {
-            case .strong(let container): return container
-            case .weak(let reference): return reference.container
-            }
-        }
+        var container: DependencyContainer? { reference.strong ?? reference.weak.container }
     }
 
     /// Stands for "this property's first resolution" in frames and the wait graph.
@@ -56,7 +46,7 @@ final class DependencyStorage: @unchecked Sendable {
         let id = ObjectIdentifier(container)
         let cached = Frame.current != nil
             && Frame.ownFrames(of: .current).contains { $0.holdsInstance && $0.container == id }
-        state = .make(State(container: cached ? .weak(WeakContainer(container)) : .strong(container)))
+        state = .make(State(reference: (cached ? nil : container, WeakContainer(container))))
         site = Site(name: .property(in: type), fileID: fileID, line: line)
         self.resolve = resolve
         cell.attach(to: self)
@@ -80,7 +70,7 @@ final class DependencyStorage: @unchecked Sendable {
         let step: Step = state.withLock { state in
             if let box = cell.published { return .resolved(box) }
             if let resolving = state.resolving { return .wait(resolving) }
-            guard let container = state.container.container else { return .released }
+            guard let container = state.container else { return .released }
             let resolving = InFlight(key: Self.resolutionKey)
             state.resolving = resolving
             return .resolve(resolving, container, generation: state.generation)
@@ -111,7 +101,7 @@ final class DependencyStorage: @unchecked Sendable {
     }
 
     var container: DependencyContainer {
-        guard let container = state.withLock({ $0.container.container }) else {
+        guard let container = state.withLock({ $0.container }) else {
             fatalError("\(site): the container this property resolves from was released",
                 file: site.fileID, line: site.line)
         }
@@ -125,8 +115,8 @@ final class DependencyStorage: @unchecked Sendable {
 
     func switchContainer(to container: DependencyContainer) {
         state.withLock(releasingAfter: { state, released in
-            released.append(state.container)
-            state.container = .strong(container)
+            released.append(state.reference)
+            state.reference = (container, WeakContainer(container))
             publish(nil, in: &state)
         })
     }

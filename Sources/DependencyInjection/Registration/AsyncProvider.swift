@@ -35,21 +35,6 @@ public struct AsyncProvider<Value> {
     @usableFromInline let scope: DependencyScope
     @usableFromInline let make: @Sendable () async throws -> Value
 
-    @inlinable
-    init(
-        container: DependencyContainer,
-        key: RegistrationKey,
-        name: StaticString,
-        scope: DependencyScope,
-        make: @escaping @Sendable () async throws -> Value
-    ) {
-        self.container = container
-        self.key = key
-        self.name = name
-        self.scope = scope
-        self.make = make
-    }
-
     /// A provider declared at a call site of `factory`, `singleton` or `shared`.
     @inlinable
     init(
@@ -57,10 +42,11 @@ public struct AsyncProvider<Value> {
         _ name: StaticString, _ fileID: StaticString, _ line: UInt, _ column: UInt,
         _ make: @escaping @Sendable () async throws -> Value
     ) {
-        self.init(
-            container: container,
-            key: RegistrationKey(file: fileID, line: line, column: column, type: Value.self, argument: argument),
-            name: name, scope: scope, make: make)
+        self.container = container
+        self.key = RegistrationKey(file: fileID, line: line, column: column, type: Value.self, argument: argument)
+        self.name = name
+        self.scope = scope
+        self.make = make
     }
 
     /// Resolves the dependency in the container the provider came from.

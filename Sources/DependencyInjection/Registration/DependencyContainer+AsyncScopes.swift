@@ -14,10 +14,7 @@ extension DependencyContainer {
     /// - Returns: An async provider of the property's declared type.
     @inlinable
     public func factory<Value>(
-        name: StaticString = #function,
-        fileID: StaticString = #fileID,
-        line: UInt = #line,
-        column: UInt = #column,
+        name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column,
         _ make: @escaping @Sendable () async throws -> Value
     ) -> AsyncProvider<Value> {
         AsyncProvider(self, .factory, nil, name, fileID, line, column, make)
@@ -44,10 +41,7 @@ extension DependencyContainer {
     @inlinable
     public func factory<Value, Argument: Hashable & Sendable>(
         _ argument: Argument,
-        name: StaticString = #function,
-        fileID: StaticString = #fileID,
-        line: UInt = #line,
-        column: UInt = #column,
+        name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column,
         _ make: @escaping @Sendable () async throws -> Value
     ) -> AsyncProvider<Value> {
         AsyncProvider(self, .factory, RegistrationKey.Argument(argument), name, fileID, line, column, make)
@@ -73,10 +67,7 @@ extension DependencyContainer {
     /// - Returns: An async provider of the property's declared type.
     @inlinable
     public func singleton<Value: Sendable>(
-        name: StaticString = #function,
-        fileID: StaticString = #fileID,
-        line: UInt = #line,
-        column: UInt = #column,
+        name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column,
         _ make: @escaping @Sendable () async throws -> Value
     ) -> AsyncProvider<Value> {
         AsyncProvider(self, .singleton, nil, name, fileID, line, column, make)
@@ -101,10 +92,7 @@ extension DependencyContainer {
     @inlinable
     public func singleton<Value: Sendable, Argument: Hashable & Sendable>(
         _ argument: Argument,
-        name: StaticString = #function,
-        fileID: StaticString = #fileID,
-        line: UInt = #line,
-        column: UInt = #column,
+        name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column,
         _ make: @escaping @Sendable () async throws -> Value
     ) -> AsyncProvider<Value> {
         AsyncProvider(self, .singleton, RegistrationKey.Argument(argument), name, fileID, line, column, make)
@@ -125,10 +113,7 @@ extension DependencyContainer {
     /// - Returns: An async provider of the property's declared type.
     @inlinable
     public func shared<Value: Sendable>(
-        name: StaticString = #function,
-        fileID: StaticString = #fileID,
-        line: UInt = #line,
-        column: UInt = #column,
+        name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column,
         _ make: @escaping @Sendable () async throws -> Value
     ) -> AsyncProvider<Value> {
         AsyncProvider(self, .shared, nil, name, fileID, line, column, make)

@@ -20,10 +20,7 @@ extension DependencyContainer {
     /// - Returns: A provider of the property's declared type.
     @inlinable
     public func factory<Value>(
-        name: StaticString = #function,
-        fileID: StaticString = #fileID,
-        line: UInt = #line,
-        column: UInt = #column,
+        name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column,
         _ make: @escaping () -> Value
     ) -> Provider<Value> {
         Provider(self, .factory, nil, name, fileID, line, column, make)
@@ -53,10 +50,7 @@ extension DependencyContainer {
     @inlinable
     public func factory<Value, Argument: Hashable & Sendable>(
         _ argument: Argument,
-        name: StaticString = #function,
-        fileID: StaticString = #fileID,
-        line: UInt = #line,
-        column: UInt = #column,
+        name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column,
         _ make: @escaping () -> Value
     ) -> Provider<Value> {
         Provider(self, .factory, RegistrationKey.Argument(argument), name, fileID, line, column, make)
@@ -81,10 +75,7 @@ extension DependencyContainer {
     /// - Returns: A provider of the property's declared type.
     @inlinable
     public func singleton<Value: Sendable>(
-        name: StaticString = #function,
-        fileID: StaticString = #fileID,
-        line: UInt = #line,
-        column: UInt = #column,
+        name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column,
         _ make: @escaping () -> Value
     ) -> Provider<Value> {
         Provider(self, .singleton, nil, name, fileID, line, column, make)
@@ -115,10 +106,7 @@ extension DependencyContainer {
     @inlinable
     public func singleton<Value: Sendable, Argument: Hashable & Sendable>(
         _ argument: Argument,
-        name: StaticString = #function,
-        fileID: StaticString = #fileID,
-        line: UInt = #line,
-        column: UInt = #column,
+        name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column,
         _ make: @escaping () -> Value
     ) -> Provider<Value> {
         Provider(self, .singleton, RegistrationKey.Argument(argument), name, fileID, line, column, make)
@@ -147,10 +135,7 @@ extension DependencyContainer {
     /// - Returns: A provider of the property's declared type.
     @inlinable
     public func shared<Value: Sendable>(
-        name: StaticString = #function,
-        fileID: StaticString = #fileID,
-        line: UInt = #line,
-        column: UInt = #column,
+        name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column,
         _ make: @escaping () -> Value
     ) -> Provider<Value> {
         Provider(self, .shared, nil, name, fileID, line, column, make)
@@ -175,10 +160,7 @@ extension DependencyContainer {
     @inlinable
     public func shared<Value: Sendable, Argument: Hashable & Sendable>(
         _ argument: Argument,
-        name: StaticString = #function,
-        fileID: StaticString = #fileID,
-        line: UInt = #line,
-        column: UInt = #column,
+        name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column,
         _ make: @escaping () -> Value
     ) -> Provider<Value> {
         Provider(self, .shared, RegistrationKey.Argument(argument), name, fileID, line, column, make)

@@ -33,21 +33,6 @@ public struct Provider<Value> {
     @usableFromInline let scope: DependencyScope
     @usableFromInline let make: () -> Value
 
-    @inlinable
-    init(
-        container: DependencyContainer,
-        key: RegistrationKey,
-        name: StaticString,
-        scope: DependencyScope,
-        make: @escaping () -> Value
-    ) {
-        self.container = container
-        self.key = key
-        self.name = name
-        self.scope = scope
-        self.make = make
-    }
-
     /// A provider declared at a call site of `factory`, `singleton` or `shared`.
     @inlinable
     init(
@@ -55,10 +40,11 @@ public struct Provider<Value> {
         _ name: StaticString, _ fileID: StaticString, _ line: UInt, _ column: UInt,
         _ make: @escaping () -> Value
     ) {
-        self.init(
-            container: container,
-            key: RegistrationKey(file: fileID, line: line, column: column, type: Value.self, argument: argument),
-            name: name, scope: scope, make: make)
+        self.container = container
+        self.key = RegistrationKey(file: fileID, line: line, column: column, type: Value.self, argument: argument)
+        self.name = name
+        self.scope = scope
+        self.make = make
     }
 
     /// Resolves the dependency in the container the provider came from.

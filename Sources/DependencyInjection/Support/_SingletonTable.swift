@@ -61,8 +61,6 @@ struct _SingletonTable {
 
     init() {}
 
-    var count: Int { storage?.count ?? 0 }
-
     /// The cached value for `key`. The key includes the value type, so the box is known
     /// to be a `Box<Value>` and no dynamic cast is needed.
     @inlinable
