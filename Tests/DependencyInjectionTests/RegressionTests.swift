@@ -173,11 +173,28 @@ final class CrossHolder: @unchecked Sendable {
     @Dependency(\.crossFactory) var node
 }
 
+/// Orders the two threads of the cross-thread property cycle.
+final class CrossCycleSignals: Sendable {
+    /// The first thread is building `crossSingleton`.
+    let singletonStarted = DispatchSemaphore(value: 0)
+    /// The second thread has claimed the property and is resolving `crossFactory`.
+    let propertyClaimed = DispatchSemaphore(value: 0)
+    init() {}
+}
+
 extension DependencyContainer {
-    var crossFactory: Provider<Node> { factory { _ = self.crossSingleton(); return Node() } }
+    var crossFactory: Provider<Node> {
+        factory {
+            (self.getValue(forKey: "signals") as CrossCycleSignals?)?.propertyClaimed.signal()
+            _ = self.crossSingleton()
+            return Node()
+        }
+    }
     var crossSingleton: Provider<Node> {
         singleton {
-            Thread.sleep(forTimeInterval: 0.05)
+            let signals: CrossCycleSignals? = self.getValue(forKey: "signals")
+            signals?.singletonStarted.signal()
+            signals?.propertyClaimed.wait()
             _ = (self.getValue(forKey: "holder") as CrossHolder?)?.node
             return Node()
         }
@@ -186,21 +203,26 @@ extension DependencyContainer {
 
 extension DependencyPropertyCycleTests {
     /// Thread 1 builds `crossSingleton`, which reads the property; thread 2 is resolving
-    /// the property, which needs `crossSingleton`. Each waits for the other.
-    @Test func aCycleAcrossThreadsThroughAPropertyStopsInsteadOfDeadlocking() async {
+    /// the property, which needs `crossSingleton`. Each waits for the other. Semaphores
+    /// make both threads be inside their half of the cycle before either closes it.
+    @Test func aCycleAcrossThreadsThroughAPropertyStopsInsteadOfDeadlocking() async throws {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            endProcessIfHung("a cross-thread cycle through a property")
             let container = DependencyContainer()
+            let signals = CrossCycleSignals()
+            container.setValue(signals, forKey: "signals")
             let holder = DependencyContainer.withMain(container) { CrossHolder() }
             container.setValue(holder, forKey: "holder")
             Thread { _ = container.crossSingleton() }.start()
-            _ = DispatchSemaphore(value: 0).wait(timeout: .now() + 0.01)
-            _ = holder.node
-            _ = DispatchSemaphore(value: 0).wait(timeout: .now() + 10)
+            signals.singletonStarted.wait()
+            _ = holder.node  // one of the two threads stops the process
         }
-        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
-        #expect(output.contains("Circular dependency: "), "\(output)")
-        #expect(output.contains("crossSingleton"), "\(output)")
-        #expect(output.contains("@Dependency"), "\(output)")
+        let chain = try #require(
+            CycleChain(standardError: result?.standardErrorContent ?? []), "\(standardError(of: result))")
+        #expect(chain.namesEachRegistrationOnce, "\(chain)")
+        #expect(Set(chain.names) == ["crossSingleton", "crossFactory", #"@Dependency(\.crossFactory)"#],
+                "\(chain)")
+        #expect(chain.locatesEveryLink(in: "DependencyInjectionTests/RegressionTests.swift"), "\(chain)")
     }
 }
 

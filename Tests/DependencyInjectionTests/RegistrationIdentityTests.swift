@@ -1,0 +1,90 @@
+import DependencyInjection
+import Foundation
+import Testing
+
+final class ResponseStore: Sendable {
+    init() {}
+}
+
+extension DependencyContainer {
+    /// A helper that wraps `singleton` and forwards its caller's site, so each property
+    /// that uses it is a registration of its own.
+    func cached<T: Sendable>(
+        name: StaticString = #function, fileID: StaticString = #fileID,
+        line: UInt = #line, column: UInt = #column,
+        _ make: @escaping () -> T
+    ) -> Provider<T> {
+        singleton(name: name, fileID: fileID, line: line, column: column, make)
+    }
+
+    /// A helper that does not forward its caller's site: every property that uses it
+    /// shares the one registration inside it.
+    func cachedWithoutSite<T: Sendable>(_ make: @escaping () -> T) -> Provider<T> {
+        singleton(make)
+    }
+
+    var avatarStore: Provider<ResponseStore> { cached { ResponseStore() } }
+    var feedStore: Provider<ResponseStore> { cached { ResponseStore() } }
+
+    var draftStore: Provider<ResponseStore> { cachedWithoutSite { ResponseStore() } }
+    var outboxStore: Provider<ResponseStore> { cachedWithoutSite { ResponseStore() } }
+}
+
+/// A registration is identified by the site of its `singleton`/`factory`/`shared` call;
+/// helpers keep one identity per property by forwarding that site.
+@Suite(.serialized) struct RegistrationIdentityTests {
+    // MARK: - Helpers that forward the site
+
+    @Test func twoPropertiesThroughAForwardingHelperAreTwoRegistrations() {
+        let container = DependencyContainer()
+        let avatars = container.avatarStore()
+        let feed = container.feedStore()
+        #expect(avatars !== feed)
+        #expect(container.avatarStore() === avatars)
+        #expect(container.feedStore() === feed)
+    }
+
+    @Test func overridingOnePropertyOfAForwardingHelperLeavesTheOther() {
+        let container = DependencyContainer()
+        let feed = container.feedStore()
+        let replacement = ResponseStore()
+        container.override(\.avatarStore) { replacement }
+        #expect(container.avatarStore() === replacement)
+        #expect(container.feedStore() === feed)
+    }
+
+    @Test func aForwardingHelperNamesEachRegistrationAfterItsProperty() {
+        let container = DependencyContainer()
+        let names = Collected<String>()
+        container.tracer = ResolutionTracer { events in
+            for event in events { names.append(event.name) }
+        }
+        _ = container.avatarStore()
+        _ = container.feedStore()
+        container.tracer = nil
+        #expect(names.values == ["avatarStore", "feedStore"])
+    }
+
+    // MARK: - Helpers that do not forward the site
+
+    #if DEBUG
+    /// Two key paths that lead to one registration are a merge nobody meant: debug builds
+    /// report it. The reporter is process-wide, so this test chains to the one it replaces
+    /// for issues of other containers, and restores it.
+    @Test func overridingTwoPropertiesThatShareOneRegistrationReportsAnIssue() {
+        let container = DependencyContainer()
+        let issues = Collected<DependencyIssue>()
+        let previous = DependencyIssue.reporter
+        DependencyIssue.reporter = { issue in
+            if issue.container === container { issues.append(issue) } else { previous(issue) }
+        }
+        defer { DependencyIssue.reporter = previous }
+
+        container.override(\.draftStore) { ResponseStore() }
+        container.override(\.outboxStore) { ResponseStore() }
+
+        let merged = issues.values.filter { $0.message.contains("share one registration") }
+        #expect(!merged.isEmpty, "\(issues.values.map(\.message))")
+    }
+    #endif
+}

@@ -1,0 +1,6 @@
+import Testing
+
+/// What an exit test's child process wrote to standard error, as text.
+func standardError(of result: ExitTest.Result?) -> String {
+    String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+}
