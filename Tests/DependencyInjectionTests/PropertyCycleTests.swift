@@ -32,7 +32,7 @@ extension DependencyContainer {
         }
         let chain = try #require(
             CycleChain(standardError: result?.standardErrorContent ?? []), "\(standardError(of: result))")
-        let property = #"@Dependency(\.bannerGreeting)"#
+        let property = "@Dependency in GreetingBanner"
         #expect(chain.names.first == property, "\(chain)")
         #expect(chain.names.last == property, "\(chain)")
         #expect(chain.namesEachRegistrationOnce, "\(chain)")

@@ -22,3 +22,8 @@ import Testing
         }
     }
 }
+
+extension DependencyContainer {
+    /// How many constructions and shared instances, dead or alive, the container remembers.
+    var _sharedEntryCount: Int { state.withLock { $0.entries.count } }
+}
