@@ -26,23 +26,23 @@ extension DependencyContainer {
 
 @Suite struct AsyncCycleTests {
     @Test func asyncFactoryCycleStopsWithTheChain() async {
-        let cycle = CycleMessage(await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { _ = try await DependencyContainer().asyncLeft() })
-        #expect(cycle?.names == ["asyncLeft", "asyncRight", "asyncLeft"], "\(cycle?.line ?? "")")
+        let cycle = CycleChain(await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { _ = try await DependencyContainer().asyncLeft() })
+        #expect(cycle?.names == ["asyncLeft", "asyncRight", "asyncLeft"], "\(cycle?.description ?? "")")
         #expect(cycle?.isCycle(["asyncLeft", "asyncRight", "asyncLeft"]) == true)
     }
 
     @Test func asyncSingletonThatNeedsItselfStops() async {
-        let cycle = CycleMessage(await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { _ = try await DependencyContainer().asyncSelfish() })
-        #expect(cycle?.isCycle(["asyncSelfish", "asyncSelfish"]) == true, "\(cycle?.line ?? "")")
+        let cycle = CycleChain(await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { _ = try await DependencyContainer().asyncSelfish() })
+        #expect(cycle?.isCycle(["asyncSelfish", "asyncSelfish"]) == true, "\(cycle?.description ?? "")")
     }
 
     @Test func cycleAcrossTwoTasksStopsInsteadOfHanging() async {
-        let cycle = CycleMessage(await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+        let cycle = CycleChain(await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let container = DependencyContainer()
             async let first = container.asyncCrossA()
             async let second = container.asyncCrossB()
             _ = try await (first, second)
         })
-        #expect(cycle?.isCycle(["asyncCrossA", "asyncCrossB", "asyncCrossA"]) == true, "\(cycle?.line ?? "")")
+        #expect(cycle?.isCycle(["asyncCrossA", "asyncCrossB", "asyncCrossA"]) == true, "\(cycle?.description ?? "")")
     }
 }

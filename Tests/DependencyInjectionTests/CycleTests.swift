@@ -4,24 +4,24 @@ import Testing
 
 @Suite struct CycleTests {
     @Test func factoryCycleStopsWithTheChain() async {
-        let cycle = CycleMessage(await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { _ = DependencyContainer().left() })
+        let cycle = CycleChain(await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { _ = DependencyContainer().left() })
         #expect(cycle?.names == ["left", "right", "left"])
-        #expect(cycle?.isCycle(["left", "right", "left"]) == true, "\(cycle?.line ?? "")")
+        #expect(cycle?.isCycle(["left", "right", "left"]) == true, "\(cycle?.description ?? "")")
     }
 
     @Test func singletonThatNeedsItselfStops() async {
-        let cycle = CycleMessage(await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { _ = DependencyContainer().selfish() })
-        #expect(cycle?.isCycle(["selfish", "selfish"]) == true, "\(cycle?.line ?? "")")
+        let cycle = CycleChain(await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { _ = DependencyContainer().selfish() })
+        #expect(cycle?.isCycle(["selfish", "selfish"]) == true, "\(cycle?.description ?? "")")
     }
 
     @Test func cycleThroughAFactoryAndASingletonStops() async {
-        let cycle = CycleMessage(await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { _ = DependencyContainer().pong() })
-        #expect(cycle?.names == ["pong", "ping", "pong"], "\(cycle?.line ?? "")")
+        let cycle = CycleChain(await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { _ = DependencyContainer().pong() })
+        #expect(cycle?.names == ["pong", "ping", "pong"], "\(cycle?.description ?? "")")
         #expect(cycle?.isCycle(["pong", "ping", "pong"]) == true)
     }
 
     @Test func cycleAcrossTwoThreadsStopsInsteadOfDeadlocking() async {
-        let cycle = CycleMessage(await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+        let cycle = CycleChain(await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let container = DependencyContainer()
             container.setValue(Rendezvous(), forKey: "rendezvous")
             let other = Thread { _ = container.crossB() }
@@ -29,7 +29,7 @@ import Testing
             _ = container.crossA()
             _ = DispatchSemaphore(value: 0).wait(timeout: .now() + 10)
         })
-        #expect(cycle?.isCycle(["crossA", "crossB", "crossA"]) == true, "\(cycle?.line ?? "")")
+        #expect(cycle?.isCycle(["crossA", "crossB", "crossA"]) == true, "\(cycle?.description ?? "")")
     }
 
     @Test func cycleThroughLazyDependencyPropertiesWorks() {

@@ -160,9 +160,9 @@ extension DependencyContainer {
             container.setValue(holder, forKey: "holder")
             _ = holder.node
         }
-        let cycle = CycleMessage(result)
+        let cycle = CycleChain(result)
         #expect(cycle?.names == ["@Dependency in SelfReadingHolder", "selfReader", "@Dependency in SelfReadingHolder"],
-            "\(cycle?.line ?? "")")
+            "\(cycle?.description ?? "")")
         #expect(cycle?.isCycle(cycle?.names ?? []) == true)
     }
 }
@@ -307,8 +307,8 @@ extension DependencyContainer {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = try await DependencyContainer().singletonOverFactory()
         }
-        let cycle = CycleMessage(result)
-        #expect(cycle?.names == ["singletonOverFactory", "factoryBack", "singletonOverFactory"], "\(cycle?.line ?? "")")
+        let cycle = CycleChain(result)
+        #expect(cycle?.names == ["singletonOverFactory", "factoryBack", "singletonOverFactory"], "\(cycle?.description ?? "")")
         #expect(cycle?.isCycle(["singletonOverFactory", "factoryBack", "singletonOverFactory"]) == true)
     }
 

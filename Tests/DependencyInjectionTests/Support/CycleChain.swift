@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 /// The chain of a `Circular dependency: a (Module/File.swift:12) -> b (…) -> a` message,
 /// read from a process's standard error.
@@ -41,12 +42,29 @@ struct CycleChain: CustomStringConvertible {
 
     /// Whether every location is in `fileID` (a file of the tests, never of the library).
     func locatesEveryLink(in fileID: String) -> Bool {
-        links.dropLast().allSatisfy { $0.location?.hasPrefix(fileID + ":") == true }
+        links.dropLast().allSatisfy { $0.location?.hasPrefix(fileID) == true }
             && !description.contains("DependencyInjection/")
     }
 
     /// The location of the link named `name`.
     func location(of name: String) -> String? {
         links.first { $0.name == name && $0.location != nil }?.location
+    }
+
+    /// Whether the chain is `expected` (closing name included) or a rotation of it, each
+    /// registration named once, located in this test module and never in the library.
+    func isCycle(_ expected: [String]) -> Bool {
+        guard namesEachRegistrationOnce, locatesEveryLink(in: "DependencyInjectionTests"),
+            names.count == expected.count
+        else { return false }
+        let ring = Array(expected.dropLast())
+        return ring.indices.contains { shift in Array(ring[shift...] + ring[..<shift]) + [ring[shift]] == names }
+    }
+}
+
+extension CycleChain {
+    /// The cycle an exit test's process reported on standard error, if any.
+    init?(_ result: ExitTest.Result?) {
+        self.init(standardError: result?.standardErrorContent ?? [])
     }
 }
