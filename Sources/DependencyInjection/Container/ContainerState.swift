@@ -19,7 +19,11 @@ struct ContainerState {
     /// runs, every resolution in this container counts as a use of it, wherever it comes
     /// from (a helper queue, a detached task): so no use is missed, and an override of
     /// anything resolved meanwhile drops the instance being built.
-    @usableFromInline var building: [InFlight] = []
+    var building: [InFlight] = [] {
+        didSet { isBuilding = !building.isEmpty }
+    }
+    /// Whether `building` has any construction: read on every cached resolution.
+    @usableFromInline var isBuilding = false
     /// For each key, the keys whose cached instances were built while it was resolved.
     var dependents: [RegistrationKey: Set<RegistrationKey>] = [:]
     /// Receives resolutions while tracing; checked on every cached resolution.
@@ -48,7 +52,7 @@ struct ContainerState {
     /// running here (whose uses must be recorded) and no tracer.
     @inlinable
     func cachedSingleton<Value>(_ key: RegistrationKey, as type: Value.Type) -> Value? {
-        guard building.isEmpty, tracer == nil else { return nil }
+        guard !isBuilding, tracer == nil else { return nil }
         return singletons.value(for: key, as: type)
     }
 

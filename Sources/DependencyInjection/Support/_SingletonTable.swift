@@ -57,7 +57,14 @@ struct _SingletonTable {
         }
     }
 
-    @usableFromInline var storage: Storage?
+    /// Owns the buffers below.
+    @usableFromInline var storage: Storage? {
+        didSet { (keys, boxes, mask) = (storage?.keys, storage?.boxes, storage?.mask ?? -1) }
+    }
+    /// The storage's buffers, copied here so that a lookup touches no reference count.
+    @usableFromInline var keys: UnsafeMutablePointer<RegistrationKey>?
+    @usableFromInline var boxes: UnsafeMutablePointer<Unmanaged<AnyObject>?>?
+    @usableFromInline var mask = -1
 
     init() {}
 
@@ -65,10 +72,15 @@ struct _SingletonTable {
     /// to be a `Box<Value>` and no dynamic cast is needed.
     @inlinable
     func value<Value>(for key: RegistrationKey, as type: Value.Type) -> Value? {
-        guard let storage, let index = storage.index(of: key) else { return nil }
-        return storage.boxes[index].unsafelyUnwrapped._withUnsafeGuaranteedRef {
-            unsafeDowncast($0, to: Box<Value>.self).value
+        guard let keys, let boxes else { return nil }
+        var index = key._rawHashValue(seed: 0) & mask
+        while let box = boxes[index] {
+            if keys[index] == key {
+                return box._withUnsafeGuaranteedRef { unsafeDowncast($0, to: Box<Value>.self).value }
+            }
+            index = (index &+ 1) & mask
         }
+        return nil
     }
 
     /// The box stored for `key`, retained.
