@@ -24,7 +24,8 @@ struct ContainerState {
     }
     /// Whether `building` has any construction: read on every cached resolution.
     @usableFromInline var isBuilding = false
-    /// For each key, the keys whose cached instances were built while it was resolved.
+    /// For each registration, the keys whose cached instances were built while it was
+    /// resolved (with any argument).
     var dependents: [RegistrationKey: Set<RegistrationKey>] = [:]
     /// Receives resolutions while tracing; checked on every cached resolution.
     @usableFromInline var tracer: ResolutionTracer?
@@ -58,9 +59,12 @@ struct ContainerState {
 
     /// Decides how to resolve `key`, registering a construction when this caller builds.
     mutating func claim(_ key: RegistrationKey, scope: DependencyScope, released: inout [Any]) -> Claim {
+        // A parameterized use is filed under its registration, all arguments together, so
+        // that arguments resolved while something is built cannot pile up.
+        let used = key.registration
         for construction in building where construction.key != key {
-            if dependents[key]?.contains(construction.key) != true {
-                dependents[key, default: []].insert(construction.key)
+            if dependents[used]?.contains(construction.key) != true {
+                dependents[used, default: []].insert(construction.key)
             }
         }
         if scope == .factory { return .build(nil) }
@@ -105,7 +109,7 @@ struct ContainerState {
             guard visited.insert(key).inserted else { continue }
             released.append(entries.removeValue(forKey: key) as Any)
             released.append(singletons.remove(key) as Any)
-            if let users = dependents.removeValue(forKey: key) {
+            if let users = dependents.removeValue(forKey: key.registration) {
                 pending.append(contentsOf: users)
                 released.append(users)
             }

@@ -33,13 +33,16 @@ final class TraceBatch: Sendable {
         }
     }
 
-    /// Adds a finished resolution; one that finishes after delivery goes out on its own.
-    func add(_ sequence: Int, _ event: ResolutionEvent, to tracer: ResolutionTracer) {
+    /// Adds a finished resolution. One that finishes after delivery (in a task the
+    /// outermost resolution did not wait for) goes out on its own if that is outside every
+    /// construction of its owner, and is dropped otherwise: a tracer never runs inside a
+    /// construction, where resolving it could only wait for itself.
+    func add(_ sequence: Int, _ event: ResolutionEvent, to tracer: ResolutionTracer, late deliverable: Bool) {
         let late = state.withLock { state in
             if !state.delivered { state.events.append((sequence, event, tracer)) }
             return state.delivered
         }
-        if late { TraceBatch.$isDelivering.withValue(true) { tracer.deliver([event]) } }
+        if late, deliverable { TraceBatch.$isDelivering.withValue(true) { tracer.deliver([event]) } }
     }
 
     /// Hands the events to their tracers, in start order, one call per tracer.
@@ -65,6 +68,8 @@ struct Trace: Sendable {
     /// The batch its frames carry; nil when not tracing.
     let batch: TraceBatch?
     private let ownsBatch: Bool
+    /// Whether no construction of the current owner encloses this resolution.
+    private let outermost: Bool
     private let sequence: Int
     private let depth: Int
     private let start: UInt64
@@ -74,14 +79,19 @@ struct Trace: Sendable {
     init(_ tracer: ResolutionTracer?, site: Site, scope: DependencyScope) {
         self.site = site
         self.scope = scope
-        guard let tracer, !TraceBatch.isDelivering else {
-            (self.tracer, batch, ownsBatch, sequence, depth, start) = (nil, nil, false, 0, 0, 0)
+        let enclosing = Frame.current
+        let outermost = enclosing.map { $0.owner != .current } ?? true
+        // A resolution inside a construction that began untraced (the tracer was set
+        // meanwhile) is not traced: its batch could only be delivered inside that
+        // construction.
+        guard let tracer, !TraceBatch.isDelivering, enclosing?.trace != nil || outermost else {
+            (self.tracer, batch, ownsBatch, self.outermost, sequence, depth, start) = (nil, nil, false, false, 0, 0, 0)
             return
         }
-        let enclosing = Frame.current
         let batch = enclosing?.trace ?? TraceBatch()
         self.tracer = tracer
         self.batch = batch
+        self.outermost = outermost
         ownsBatch = enclosing?.trace == nil
         sequence = batch.begin()
         depth = (enclosing?.depth ?? -1) + 1
@@ -95,7 +105,12 @@ struct Trace: Sendable {
         let event = ResolutionEvent(
             name: site.nameText, type: String(describing: type), scope: scope, outcome: outcome,
             depth: depth, duration: built ? DispatchTime.now().uptimeNanoseconds &- start : 0)
-        batch.add(sequence, event, to: tracer)
+        batch.add(sequence, event, to: tracer, late: outermost)
         if ownsBatch { batch.deliver() }
+    }
+
+    /// Delivers what nested resolutions recorded when the outermost one throws.
+    func abandon() {
+        if ownsBatch { batch?.deliver() }
     }
 }

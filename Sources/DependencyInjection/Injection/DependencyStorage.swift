@@ -41,11 +41,12 @@ final class DependencyStorage: @unchecked Sendable {
         container: DependencyContainer, declaredIn type: StaticString, fileID: StaticString, line: UInt,
         resolve: @escaping (DependencyContainer) -> AnyBox
     ) {
-        // A singleton of `container` being built owns this property: the container will
-        // keep that singleton, so holding the container strongly would keep both forever.
+        // A singleton of `container` being built owns this property (directly, or through
+        // a child task of its construction): the container will keep that singleton, so
+        // holding the container strongly would keep both forever.
         let id = ObjectIdentifier(container)
-        let cached = Frame.current != nil
-            && Frame.ownFrames(of: .current).contains { $0.holdsInstance && $0.container == id }
+        let cached = sequence(first: Frame.current) { $0?.parent }
+            .contains { $0.map { $0.holdsInstance && $0.container == id } ?? false }
         state = .make(State(reference: (cached ? nil : container, WeakContainer(container))))
         site = Site(name: .property(in: type), fileID: fileID, line: line)
         self.resolve = resolve

@@ -27,6 +27,15 @@ struct RegistrationKey: Hashable, @unchecked Sendable {
 
     var line: UInt { UInt(truncatingIfNeeded: position >> 32) }
 
+    /// The registration this key belongs to, whatever its argument.
+    var registration: RegistrationKey {
+        argument == nil ? self : RegistrationKey(file: file, position: position, type: type)
+    }
+
+    private init(file: StaticString, position: UInt64, type: ObjectIdentifier) {
+        (self.file, self.position, self.type, self.argument) = (file, position, type, nil)
+    }
+
     /// The argument of a parameterized registration, boxed in a class so that copying a
     /// key is a single retain instead of an existential copy. Its hash is computed once,
     /// so every table probes with the same one.

@@ -49,6 +49,15 @@ extension DependencyContainer {
     /// cancelling one waiter does not cancel it for the others.
     func resolve<Value>(_ provider: AsyncProvider<Value>) async throws -> Value {
         let resolution = begin(provider.key, provider.name, provider.scope)
+        do {
+            return try await resolve(provider, resolution)
+        } catch {
+            resolution.trace.abandon()
+            throw error
+        }
+    }
+
+    private func resolve<Value>(_ provider: AsyncProvider<Value>, _ resolution: Resolution) async throws -> Value {
         let object: AnyObject
         switch resolution.claim {
         case .cached(let cached):
