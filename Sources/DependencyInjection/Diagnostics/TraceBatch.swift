@@ -9,9 +9,9 @@ import Dispatch
 /// outside every frame, so it may resolve anything; what it resolves is not traced.
 ///
 /// ```swift
-/// let trace = Trace(tracer, site: site, scope: .factory)   // inert when tracer is nil
+/// let trace = Trace(tracer, name: "feedLoader", type: FeedLoader.self, scope: .factory)
 /// let value = make()
-/// trace.finish(Value.self, outcome: .built)                // delivers if outermost
+/// trace?.finish(outcome: .built)   // delivers if outermost
 /// ```
 final class TraceBatch: Sendable {
     /// Set while a tracer runs: resolutions it makes are not traced.
@@ -62,32 +62,28 @@ final class TraceBatch: Sendable {
     }
 }
 
-/// One traced resolution: inert when its container has no tracer.
-struct Trace: Sendable {
-    private let tracer: ResolutionTracer?
-    /// The batch its frames carry; nil when not tracing.
-    let batch: TraceBatch?
+/// One traced resolution, created only when its container has a tracer.
+final class Trace: Sendable {
+    private let tracer: ResolutionTracer
+    /// The batch its frames carry.
+    let batch: TraceBatch
     private let ownsBatch: Bool
     /// Whether no construction of the current owner encloses this resolution.
     private let outermost: Bool
     private let sequence: Int
     private let depth: Int
     private let start: UInt64
-    private let site: Site
+    private let name: StaticString
+    private let type: String
     private let scope: DependencyScope
 
-    init(_ tracer: ResolutionTracer?, site: Site, scope: DependencyScope) {
-        self.site = site
-        self.scope = scope
+    /// Starts tracing a resolution, or returns nil when it is not traced: inside a tracer,
+    /// or inside a construction that began untraced (the tracer was set meanwhile), whose
+    /// batch could only be delivered inside that construction.
+    init?(_ tracer: ResolutionTracer, name: StaticString, type: Any.Type, scope: DependencyScope) {
         let enclosing = Frame.current
         let outermost = enclosing.map { $0.owner != .current } ?? true
-        // A resolution inside a construction that began untraced (the tracer was set
-        // meanwhile) is not traced: its batch could only be delivered inside that
-        // construction.
-        guard let tracer, !TraceBatch.isDelivering, enclosing?.trace != nil || outermost else {
-            (self.tracer, batch, ownsBatch, self.outermost, sequence, depth, start) = (nil, nil, false, false, 0, 0, 0)
-            return
-        }
+        guard !TraceBatch.isDelivering, enclosing?.trace != nil || outermost else { return nil }
         let batch = enclosing?.trace ?? TraceBatch()
         self.tracer = tracer
         self.batch = batch
@@ -96,14 +92,16 @@ struct Trace: Sendable {
         sequence = batch.begin()
         depth = (enclosing?.depth ?? -1) + 1
         start = DispatchTime.now().uptimeNanoseconds
+        self.name = name
+        self.type = String(describing: type)
+        self.scope = scope
     }
 
     /// Records the resolution's event and, for the outermost one, delivers the batch.
-    func finish(_ type: Any.Type, outcome: ResolutionEvent.Outcome) {
-        guard let tracer, let batch else { return }
+    func finish(outcome: ResolutionEvent.Outcome) {
         let built = outcome == .built || outcome == .builtFromOverride
         let event = ResolutionEvent(
-            name: site.nameText, type: String(describing: type), scope: scope, outcome: outcome,
+            name: name.description, type: type, scope: scope, outcome: outcome,
             depth: depth, duration: built ? DispatchTime.now().uptimeNanoseconds &- start : 0)
         batch.add(sequence, event, to: tracer, late: outermost)
         if ownsBatch { batch.deliver() }
@@ -111,6 +109,6 @@ struct Trace: Sendable {
 
     /// Delivers what nested resolutions recorded when the outermost one throws.
     func abandon() {
-        if ownsBatch { batch?.deliver() }
+        if ownsBatch { batch.deliver() }
     }
 }

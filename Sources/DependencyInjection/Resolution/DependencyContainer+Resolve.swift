@@ -17,30 +17,40 @@ extension DependencyContainer {
     /// The road every synchronous resolution takes past the inline cache: the container
     /// decides under its lock (``ContainerState/claim(_:scope:released:)``) whether to
     /// serve, wait or build, and this adapter waits on a semaphore or builds on this thread.
-    @usableFromInline
+    ///
+    /// The bookkeeping is compiled once in this module; only the calls of the closures are
+    /// specialized where the provider is resolved.
+    @inlinable
     func resolveSlowly<Value>(_ provider: Provider<Value>) -> Value {
-        let resolution = begin(provider.key, provider.name, provider.scope)
-        let object: AnyObject
-        switch resolution.claim {
-        case .cached(let cached):
-            object = cached
-        case .await(let construction):
-            object = construction.wait(as: resolution.owner, innermost: Frame.current)
-        case .build(let construction):
-            let override = resolution.override.map { $0 as! Override<Value> }
-            let value = Frame.$current.withValue(resolution.frame(self, owner: resolution.owner)) {
-                override?.make() ?? provider.make()
-            }
-            guard let construction else {
-                resolution.trace.finish(Value.self, outcome: override == nil ? .built : .builtFromOverride)
-                return value
-            }
-            let box = Box(value)
-            complete(construction, .success(box), weakly: provider.scope == .shared)
-            object = box
+        let build: Build
+        switch prepare(provider.key, provider.name, provider.scope, Value.self) {
+        case .ready(let object): return Self.unbox(object)
+        case .build(let started): build = started
         }
-        resolution.trace.finish(Value.self, outcome: resolution.outcome)
-        return Self.unbox(object)
+        var value: Value?
+        build.run {
+            value = (build.override.map { $0 as! Override<Value> })?.make() ?? provider.make()
+        }
+        build.finish(build.keepsResult ? Box(value!) : nil)
+        return value!
+    }
+
+    /// Claims `key` for a synchronous resolution: serves what is cached, waits for what
+    /// is in flight, or returns what building here needs.
+    @usableFromInline
+    func prepare(_ key: RegistrationKey, _ name: StaticString, _ scope: DependencyScope, _ type: Any.Type) -> Preparation {
+        let resolution = begin(key, name, scope, type)
+        switch resolution.claim {
+        case .cached(let object):
+            resolution.trace?.finish(outcome: .cached)
+            return .ready(object)
+        case .await(let construction):
+            let box = construction.wait(as: resolution.owner, innermost: Frame.current)
+            resolution.trace?.finish(outcome: .awaited)
+            return .ready(box)
+        case .build:
+            return .build(Build(container: self, resolution: resolution))
+        }
     }
 
     /// Resolves an async `provider` according to its scope: the same road as
@@ -48,11 +58,11 @@ extension DependencyContainer {
     /// built in a task of its own, which inherits this task's task-local values, so that
     /// cancelling one waiter does not cancel it for the others.
     func resolve<Value>(_ provider: AsyncProvider<Value>) async throws -> Value {
-        let resolution = begin(provider.key, provider.name, provider.scope)
+        let resolution = begin(provider.key, provider.name, provider.scope, Value.self)
         do {
             return try await resolve(provider, resolution)
         } catch {
-            resolution.trace.abandon()
+            resolution.trace?.abandon()
             throw error
         }
     }
@@ -70,7 +80,7 @@ extension DependencyContainer {
             guard let construction else {
                 let frame = resolution.frame(self, owner: resolution.owner)
                 let value = try await Frame.$current.withValue(frame) { try await make() }
-                resolution.trace.finish(Value.self, outcome: override == nil ? .built : .builtFromOverride)
+                resolution.trace?.finish(outcome: resolution.outcome)
                 return value
             }
             Task {
@@ -85,21 +95,20 @@ extension DependencyContainer {
             }
             object = try await construction.value(as: resolution.owner, innermost: Frame.current)
         }
-        resolution.trace.finish(Value.self, outcome: resolution.outcome)
+        resolution.trace?.finish(outcome: resolution.outcome)
         return Self.unbox(object)
     }
 
     /// Claims `key` under the lock and prepares what building or waiting needs.
-    private func begin(_ key: RegistrationKey, _ name: StaticString, _ scope: DependencyScope) -> Resolution {
+    private func begin(_ key: RegistrationKey, _ name: StaticString, _ scope: DependencyScope, _ type: Any.Type) -> Resolution {
         let (claim, ownOverride, tracer) = state.withLock(releasingAfter: { state, released in
             let claim = state.claim(key, scope: scope, released: &released)
             guard case .build = claim else { return (claim, nil as AnyObject?, state.tracer) }
             return (claim, state.overrides[key], state.tracer)
         })
-        let site = Site(name: .registration(name), fileID: key.file, line: key.line)
         var resolution = Resolution(
-            claim: claim, key: key, site: site, scope: scope, owner: .current, override: ownOverride,
-            trace: Trace(tracer, site: site, scope: scope))
+            claim: claim, key: key, name: name, scope: scope, owner: .current, override: ownOverride,
+            trace: tracer.flatMap { Trace($0, name: name, type: type, scope: scope) })
         switch claim {
         case .cached: return resolution
         case .await: resolution.outcome = .awaited
@@ -108,13 +117,13 @@ extension DependencyContainer {
             resolution.outcome = resolution.override == nil ? .built : .builtFromOverride
             key.checkArgument(of: name)
         }
-        Frame.checkNoCycle(building: key, in: ObjectIdentifier(self), site: site, owner: resolution.owner)
+        Frame.checkNoCycle(building: key, in: ObjectIdentifier(self), site: resolution.site, owner: resolution.owner)
         return resolution
     }
 
     /// Ends a construction: caches what it built (unless it was dropped meanwhile), then
     /// wakes its waiters.
-    func complete(_ construction: InFlight, _ outcome: Result<AnyBox, any Error>, weakly: Bool) {
+    fileprivate func complete(_ construction: InFlight, _ outcome: Result<AnyBox, any Error>, weakly: Bool) {
         let box = try? outcome.get()
         state.withLock(releasingAfter: { state, released in
             state.complete(construction, keeping: weakly ? box?.object : box, weakly: weakly, released: &released)
@@ -123,9 +132,47 @@ extension DependencyContainer {
     }
 
     /// A resolved value from a box, or a live shared instance stored as itself.
+    @inlinable
     static func unbox<Value>(_ object: AnyObject) -> Value {
         if let box = object as? Box<Value> { return box.value }
         return object as! Value
+    }
+}
+
+/// What a synchronous resolution does after ``DependencyContainer/prepare(_:_:_:_:)``.
+@usableFromInline
+enum Preparation {
+    case ready(AnyObject)
+    case build(Build)
+}
+
+/// A construction to run on this thread: the frame to run it in, and what to do after.
+@usableFromInline
+struct Build {
+    let container: DependencyContainer
+    let resolution: Resolution
+
+    /// The installed override, an `Override<Value>`, if any.
+    @usableFromInline var override: AnyObject? { resolution.override }
+    /// Whether the container keeps what is built (a singleton or shared instance).
+    @usableFromInline var keepsResult: Bool {
+        if case .build(let construction) = resolution.claim { return construction != nil }
+        return false
+    }
+
+    /// Runs `body`, the registration's closure, in this construction's frame.
+    @usableFromInline
+    func run(_ body: () -> Void) {
+        Frame.$current.withValue(resolution.frame(container, owner: resolution.owner), operation: body)
+    }
+
+    /// Ends the construction: keeps `box` for a cached scope, and traces it.
+    @usableFromInline
+    func finish(_ box: AnyBox?) {
+        if let box, case .build(let construction?) = resolution.claim {
+            container.complete(construction, .success(box), weakly: resolution.scope == .shared)
+        }
+        resolution.trace?.finish(outcome: resolution.outcome)
     }
 }
 
@@ -135,18 +182,21 @@ struct Resolution: @unchecked Sendable {
     // and a cached object is a `Sendable` value's box or a `Sendable` shared instance.
     let claim: ContainerState.Claim
     let key: RegistrationKey
-    let site: Site
+    let name: StaticString
     let scope: DependencyScope
     let owner: Owner
     var override: AnyObject?
-    let trace: Trace
+    /// Present only while tracing.
+    let trace: Trace?
     var outcome = ResolutionEvent.Outcome.cached
+
+    var site: Site { Site(name: .registration(name), fileID: key.file, line: key.line) }
 
     /// The frame in which this resolution builds, for the owner running it now.
     func frame(_ container: DependencyContainer, owner: Owner) -> Frame {
         let frame = Frame(
             container: ObjectIdentifier(container), key: key, site: site,
-            holdsInstance: scope == .singleton, trace: trace.batch, owner: owner)
+            holdsInstance: scope == .singleton, trace: trace?.batch, owner: owner)
         if case .build(let construction?) = claim { WaitGraph.start(construction, builtBy: frame) }
         return frame
     }

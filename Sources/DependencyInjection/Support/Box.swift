@@ -29,8 +29,9 @@ final class Box<Value>: AnyBox, @unchecked Sendable {
 
 /// A replacement closure installed by
 /// ``DependencyContainer/override(_:_:)-(KeyPath<DependencyContainer,Provider<Value>>,_)``.
+@usableFromInline
 final class Override<Value>: Sendable {
-    let make: @Sendable () -> Value
+    @usableFromInline let make: @Sendable () -> Value
     init(_ make: @escaping @Sendable () -> Value) { self.make = make }
 }
 
