@@ -7,8 +7,9 @@ import Testing
 ///
 /// Swift Testing runs the 128 cases below in parallel. Each one overrides the *same*
 /// registration (`httpClient`) and stored value (`token`) with values of its own, then
-/// yields, sleeps and hops through child tasks for several rounds so that the other
-/// cases run and write in between, and checks each time that it sees only its own values.
+/// yields a varying number of times and hops through child tasks for several rounds so
+/// that the other cases run and write in between, and checks each time that it sees only
+/// its own values.
 ///
 /// How it fails when isolation breaks: with one shared container (say
 /// `DependencyContainer.main = .mocks` and overrides on `.mocks`), the last case to write
@@ -19,7 +20,7 @@ import Testing
 /// catches any singleton instance handed to two cases even when their values agree.
 @Suite(.dependencies { $0.override(\.httpClient) { StubHTTPClient("suite") } })
 struct ParallelIsolationTests {
-    @Test(arguments: 0..<128) func eachTestSeesOnlyItsOwnOverrides(id: Int) async throws {
+    @Test(arguments: 0..<128) func eachTestSeesOnlyItsOwnOverrides(id: Int) async {
         let container = DependencyContainer.main
         #expect(container.httpClient().name == "suite")
         #expect(container.token == nil)
@@ -29,8 +30,7 @@ struct ParallelIsolationTests {
         let model = FeedViewModel()
 
         for round in 0..<4 {
-            await Task.yield()
-            try await Task.sleep(nanoseconds: UInt64((id &* 7 &+ round) % 5) * 100_000)
+            for _ in 0...((id &* 7 &+ round) % 5) { await Task.yield() }
             Self.expectOwnValues(id)
             await withTaskGroup(of: Void.self) { group in
                 for _ in 0..<4 { group.addTask { Self.expectOwnValues(id) } }

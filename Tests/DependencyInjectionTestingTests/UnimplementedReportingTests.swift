@@ -62,7 +62,7 @@ import Testing
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = DependencyContainer(parent: .mocks).payments()
         }
-        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        let output = standardError(of: result)
         #expect(output.contains(
             "payments is not implemented in this module: supply it with container.override(\\.payments) { … }"))
     }

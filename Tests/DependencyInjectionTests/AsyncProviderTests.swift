@@ -16,11 +16,12 @@ actor Store {
 extension DependencyContainer {
     var databaseURL: String { isMocked ? "memory://" : "file:///db.sqlite" }
 
-    /// Takes a moment to open, and fails while the stored value "failures" is positive.
+    /// Opens once the stored gate "database.gate" (if any) opens, so that a test can keep
+    /// the construction in flight; fails while the stored value "failures" is below 2.
     var database: AsyncProvider<Database> {
         singleton {
             self.count("database")
-            try await Task.sleep(nanoseconds: 20_000_000)
+            await (self.getValue(forKey: "database.gate") as AsyncLatch?)?.wait()
             if let failures: Counter = self.getValue(forKey: "failures"), failures.count < 2 {
                 failures.increment()
                 throw OpenFailed()
@@ -90,10 +91,13 @@ extension DependencyContainer {
     @Test func manyTasksShareOneConstruction() async throws {
         let container = DependencyContainer()
         let opens = container.counter("database")
+        let gate = AsyncLatch()
+        container.setValue(gate, forKey: "database.gate")
         let identities = try await withThrowingTaskGroup(of: ObjectIdentifier.self) { group in
             for _ in 0..<1_000 {
                 group.addTask { ObjectIdentifier(try await container.database()) }
             }
+            gate.open()
             return try await group.reduce(into: Set()) { $0.insert($1) }
         }
         #expect(identities.count == 1)
@@ -116,10 +120,13 @@ extension DependencyContainer {
         let failures = Counter()
         failures.increment()  // exactly one failure left
         container.setValue(failures, forKey: "failures")
+        let gate = AsyncLatch()
+        container.setValue(gate, forKey: "database.gate")
         let outcomes = await withTaskGroup(of: Bool.self) { group in
             for _ in 0..<20 {
                 group.addTask { (try? await container.database()) != nil }
             }
+            gate.open()
             return await group.reduce(into: [Bool]()) { $0.append($1) }
         }
         // All 20 asked while the first (failing) construction was in flight, or after the
@@ -133,11 +140,15 @@ extension DependencyContainer {
     @Test func cancellingOneWaiterDoesNotCancelTheConstruction() async throws {
         let container = DependencyContainer()
         let opens = container.counter("database")
-        // The task that starts the construction is the one cancelled, while it runs.
+        let gate = AsyncLatch()
+        container.setValue(gate, forKey: "database.gate")
+        // The task that starts the construction is the one cancelled, while it runs: the
+        // gate holds the construction until then.
         let cancelled = Task { try await container.database() }
         while opens.count == 0 { await Task.yield() }
         let other = Task { try await container.database() }
         cancelled.cancel()
+        gate.open()
         let database = try await other.value
         #expect(database.url == "file:///db.sqlite")
         // The cancelled task stopped waiting; the construction went on for the other.

@@ -15,14 +15,6 @@ final class SyncStatus: Sendable {
     init(engine: SyncEngine) { self.engine = engine }
 }
 
-/// What a construction hands to the test: the task it spawned has started asking, and
-/// what that task finally resolved.
-final class SpawnedTaskProbe<Resolved: Sendable>: Sendable {
-    let asking = AsyncLatch()
-    let resolved = Handoff<Resolved>()
-    init() {}
-}
-
 extension DependencyContainer {
     /// Starts a task that refreshes through this very singleton, and finishes only once
     /// that task is asking for it.
@@ -57,6 +49,47 @@ extension DependencyContainer {
         singleton {
             (self.getValue(forKey: "probe") as SpawnedTaskProbe<SyncStatus>?)?.asking.open()
             return SyncStatus(engine: try await self.syncEngine())
+        }
+    }
+}
+
+extension DependencyContainer {
+    /// Starts a task that resolves this very singleton once the test says the construction
+    /// has ended.
+    var spawner: AsyncProvider<Node> {
+        singleton {
+            let probe: SpawnedTaskProbe<Node>? = self.getValue(forKey: "probe")
+            Task {
+                await probe?.constructionEnded.wait()
+                probe?.resolved.put(try await self.spawner())
+            }
+            return Node()
+        }
+    }
+
+    /// Builds `detachingInner`, then keeps building until the task that `detachingInner`
+    /// started is asking for this singleton.
+    var detachingOuter: AsyncProvider<Node> {
+        singleton {
+            let probe: SpawnedTaskProbe<Node>? = self.getValue(forKey: "probe")
+            _ = try await self.detachingInner()
+            probe?.constructionEnded.open()
+            await probe?.asking.wait()
+            return Node()
+        }
+    }
+
+    /// Starts a task that, after this construction ends, asks for `detachingOuter`,
+    /// which is still being built.
+    var detachingInner: AsyncProvider<Node> {
+        singleton {
+            let probe: SpawnedTaskProbe<Node>? = self.getValue(forKey: "probe")
+            Task {
+                await probe?.constructionEnded.wait()
+                probe?.asking.open()
+                probe?.resolved.put(try await self.detachingOuter())
+            }
+            return Node()
         }
     }
 }
@@ -96,6 +129,35 @@ extension DependencyContainer {
                 let cached = try await container.syncStatus()
                 precondition(cached === status, "the dependent was built twice")
             }
+        }
+    }
+
+    // MARK: - After the construction
+
+    /// A task started by a construction outlives it; resolving the singleton from there
+    /// later is not a cycle.
+    @Test func aTaskStartedByAnAsyncConstructionMayResolveItLater() async {
+        await #expect(processExitsWith: .success) {
+            endProcessIfHung("a task resolving its singleton later")
+            let container = DependencyContainer()
+            let probe = SpawnedTaskProbe<Node>()
+            container.setValue(probe, forKey: "probe")
+            _ = try? await container.spawner()
+            probe.constructionEnded.open()
+            _ = await probe.resolved.value()
+        }
+    }
+
+    /// A task started by a finished construction awaits an enclosing construction that is
+    /// still in flight: that construction never awaits the task, so it is no cycle.
+    @Test func aDetachedTaskMayAwaitAnEnclosingConstructionInFlight() async {
+        await #expect(processExitsWith: .success) {
+            endProcessIfHung("a task awaiting an enclosing construction")
+            let container = DependencyContainer()
+            let probe = SpawnedTaskProbe<Node>()
+            container.setValue(probe, forKey: "probe")
+            _ = try? await container.detachingOuter()
+            _ = await probe.resolved.value()
         }
     }
 }

@@ -57,6 +57,32 @@ extension DependencyContainer {
     }
 }
 
+extension DependencyContainer {
+    /// Counts its constructions, and holds each at the stored gate (if any).
+    var gatedOnce: Provider<Node> {
+        singleton {
+            self.count("gatedOnce")
+            (self.getValue(forKey: "gate") as ConstructionGate?)?.enterAndWait()
+            return Node()
+        }
+    }
+
+    /// Starts a task that resolves `laterDependency` once the test says this
+    /// construction has ended.
+    var laterUser: AsyncProvider<Node> {
+        singleton {
+            self.count("laterUser")
+            let probe: SpawnedTaskProbe<Node>? = self.getValue(forKey: "probe")
+            Task {
+                await probe?.constructionEnded.wait()
+                probe?.resolved.put(try await self.laterDependency())
+            }
+            return Node()
+        }
+    }
+    var laterDependency: AsyncProvider<Node> { singleton { Node() } }
+}
+
 /// An override drops every cached instance built from what it replaces, and only those;
 /// they are built again on demand.
 @Suite struct InvalidationTests {
@@ -113,5 +139,43 @@ extension DependencyContainer {
         #expect(second !== first)
         #expect(second.endpoint.url == "http://localhost:8080")
         #expect(try await container.catalogLoader() === second)
+    }
+
+    // MARK: - What is not a use
+
+    /// An override of something the construction never resolved, made while it is in
+    /// flight, keeps what it builds: one construction.
+    @Test func anUnrelatedOverrideDuringAConstructionKeepsOneSingleton() {
+        let container = DependencyContainer()
+        let builds = container.counter("gatedOnce")
+        let gate = ConstructionGate()
+        container.setValue(gate, forKey: "gate")
+        let first = Collected<Node>()
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            first.append(container.gatedOnce())
+            done.signal()
+        }.start()
+        gate.entered.wait()
+        container.override(\.imageCache) { ImageCache() }
+        gate.open()
+        done.wait()
+        #expect(container.gatedOnce() === first.values.first)
+        #expect(builds.count == 1)
+    }
+
+    /// What a task started by a construction resolves after the construction has ended is
+    /// not a use of it.
+    @Test func whatADetachedTaskResolvesLaterIsNotADependency() async throws {
+        let container = DependencyContainer()
+        let builds = container.counter("laterUser")
+        let probe = SpawnedTaskProbe<Node>()
+        container.setValue(probe, forKey: "probe")
+        let first = try await container.laterUser()
+        probe.constructionEnded.open()
+        _ = await probe.resolved.value()
+        container.override(\.laterDependency) { Node() }
+        #expect(try await container.laterUser() === first)
+        #expect(builds.count == 1)
     }
 }

@@ -55,7 +55,7 @@ extension DependencyContainer {
             endProcessIfHung("a factory cycle")
             _ = DependencyContainer()[echo: 1]()
         }
-        let chain = CycleChain(standardError: result?.standardErrorContent ?? [])
+        let chain = CycleChain(result)
         #expect(chain?.namesEachRegistrationOnce == true, "\(standardError(of: result))")
         #expect(chain?.locatesEveryLink(in: "DependencyInjectionTests/ParameterizedRegistrationTests.swift") == true,
                 "\(standardError(of: result))")

@@ -22,7 +22,7 @@ extension DependencyContainer {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = DependencyContainer().analytics()
         }
-        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        let output = standardError(of: result)
         #expect(output.contains(
             "analytics is not implemented in this module: supply it with container.override(\\.analytics) { … }"))
         #expect(output.contains("UnimplementedTests.swift"))
@@ -32,7 +32,7 @@ extension DependencyContainer {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = DependencyContainer()[region: "eu"]()
         }
-        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        let output = standardError(of: result)
         #expect(output.contains("container.override(\\.[region: …]) { … }"), "\(output)")
     }
 
@@ -66,7 +66,7 @@ extension DependencyContainer {
             let value = DependencyContainer().analyticsOrPlaceholder()
             precondition(value.name == "placeholder")
         }
-        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        let output = standardError(of: result)
         #expect(output.contains(
             "DependencyInjection: analyticsOrPlaceholder is not implemented in this module, "
                 + "so its placeholder was used: supply it with "
@@ -90,7 +90,7 @@ extension DependencyContainer {
             precondition(issues[0].line == 11 && issues[0].column > 1)
             precondition(issues[0].description == issues[0].message)
         }
-        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        let output = standardError(of: result)
         #expect(!output.contains("DependencyInjection:"), "the default reporter was replaced")
     }
 }

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// The chain of a `Circular dependency: a (Module/File.swift:12) -> b (…) -> a` message,
-/// read from a process's standard error.
+/// read from what an exit test's process wrote to standard error.
 struct CycleChain: CustomStringConvertible {
     struct Link: Equatable {
         let name: String
@@ -14,8 +14,8 @@ struct CycleChain: CustomStringConvertible {
     let description: String
     let links: [Link]
 
-    init?(standardError: [UInt8]) {
-        let output = String(decoding: standardError, as: UTF8.self)
+    init?(_ result: ExitTest.Result?) {
+        let output = standardError(of: result)
         guard let start = output.range(of: "Circular dependency: ") else { return nil }
         description = String(output[start.upperBound...].prefix { $0 != "\n" })
         links = description.split(separator: " -> ", omittingEmptySubsequences: false).map { part in
@@ -59,12 +59,5 @@ struct CycleChain: CustomStringConvertible {
         else { return false }
         let ring = Array(expected.dropLast())
         return ring.indices.contains { shift in Array(ring[shift...] + ring[..<shift]) + [ring[shift]] == names }
-    }
-}
-
-extension CycleChain {
-    /// The cycle an exit test's process reported on standard error, if any.
-    init?(_ result: ExitTest.Result?) {
-        self.init(standardError: result?.standardErrorContent ?? [])
     }
 }

@@ -3,19 +3,6 @@ import Foundation
 
 final class Node: Sendable {}
 
-/// A two-party rendezvous: both threads arrive before either goes on.
-final class Rendezvous: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var arrived = 0
-    func arrive() {
-        condition.lock()
-        arrived += 1
-        condition.broadcast()
-        while arrived < 2 { condition.wait() }
-        condition.unlock()
-    }
-}
-
 extension DependencyContainer {
     var left: Provider<Node> { factory { _ = self.right(); return Node() } }
     var right: Provider<Node> { factory { _ = self.left(); return Node() } }

@@ -1,5 +1,63 @@
 import Foundation
 
+// Signals that order threads and tasks in tests, instead of sleeps.
+
+// MARK: - Threads
+
+/// A two-party rendezvous: both threads arrive before either goes on.
+final class Rendezvous: @unchecked Sendable {
+    // @unchecked: `arrived` is only touched while holding `condition`.
+    private let condition = NSCondition()
+    private var arrived = 0
+    func arrive() {
+        condition.lock()
+        arrived += 1
+        condition.broadcast()
+        while arrived < 2 { condition.wait() }
+        condition.unlock()
+    }
+}
+
+/// Holds a construction until the test lets it go on: the construction calls
+/// `enterAndWait()`, the test waits for `entered`, does what must happen while the
+/// construction is in flight, then calls `open()`.
+final class ConstructionGate: Sendable {
+    /// Signalled once the construction is inside the gate.
+    let entered = DispatchSemaphore(value: 0)
+    private let released = DispatchSemaphore(value: 0)
+    init() {}
+
+    func enterAndWait() {
+        entered.signal()
+        released.wait()
+    }
+
+    func open() { released.signal() }
+}
+
+/// Counts threads that have arrived, and lets a thread wait until enough have.
+final class Arrivals: @unchecked Sendable {
+    // @unchecked: `count` is only touched while holding `condition`.
+    private let condition = NSCondition()
+    private var count = 0
+    init() {}
+
+    func arrive() {
+        condition.lock()
+        count += 1
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    func wait(for expected: Int) {
+        condition.lock()
+        while count < expected { condition.wait() }
+        condition.unlock()
+    }
+}
+
+// MARK: - Tasks
+
 /// A one-shot signal for tasks: once opened, every waiter goes on, now and later.
 final class AsyncLatch: @unchecked Sendable {
     // @unchecked: `isOpen` and `waiters` are only touched while holding `lock`.
@@ -54,15 +112,38 @@ final class Handoff<Value: Sendable>: @unchecked Sendable {
     }
 }
 
-/// Hang guard for exit tests: ends the child process with a failure if it is still running
-/// after `seconds`, so that a deadlock fails the test instead of hanging the suite. It
-/// orders nothing: a correct run ends long before.
-func endProcessIfHung(after seconds: Int = 60, _ what: String) {
-    let watchdog = Thread {
-        if DispatchSemaphore(value: 0).wait(timeout: .now() + .seconds(seconds)) == .timedOut {
-            FileHandle.standardError.write(Data("hang guard: \(what) still running after \(seconds) s\n".utf8))
-            exit(124)
+/// A two-party rendezvous for tasks: both arrive before either goes on.
+final class AsyncRendezvous: @unchecked Sendable {
+    // @unchecked: `first` is only touched while holding `lock`.
+    private let lock = NSLock()
+    private var first: CheckedContinuation<Void, Never>?
+    private var arrived = 0
+
+    init() {}
+
+    func arrive() async {
+        await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+            lock.lock()
+            arrived += 1
+            if arrived == 1 {
+                first = waiter
+                lock.unlock()
+            } else {
+                let other = first
+                first = nil
+                lock.unlock()
+                other?.resume()
+                waiter.resume()
+            }
         }
     }
-    watchdog.start()
+}
+
+/// What a construction hands to the test about a task it spawned: when the construction
+/// has ended, when the task has started asking, and what the task finally resolved.
+final class SpawnedTaskProbe<Resolved: Sendable>: Sendable {
+    let constructionEnded = AsyncLatch()
+    let asking = AsyncLatch()
+    let resolved = Handoff<Resolved>()
+    init() {}
 }

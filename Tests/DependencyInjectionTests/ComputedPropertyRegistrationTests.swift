@@ -1,7 +1,8 @@
 import DependencyInjection
 import Testing
 
-// The examples of the original README, written as a consumer module writes them.
+// Registrations written as plain computed properties, as in the examples of the original
+// README and as a consumer module writes them.
 
 protocol LoginServiceProtocol { func login() -> String }
 final class LoginService: LoginServiceProtocol { func login() -> String { "live" } }
@@ -29,7 +30,7 @@ class ViewModel {
     @Dependency(\.loginService) var loginService
 }
 
-@Suite struct OriginalAPITests {
+@Suite struct ComputedPropertyRegistrationTests {
     @Test func registerAndResolveByComputedProperties() {
         let container = DependencyContainer()
         #expect(container.baseUrl == "https://api.server.com")

@@ -1,0 +1,1 @@
+../../DependencyInjectionTests/Support/ExitTestOutput.swift

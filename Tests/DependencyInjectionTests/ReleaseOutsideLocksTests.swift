@@ -1,0 +1,59 @@
+import DependencyInjection
+import Foundation
+import Testing
+
+/// A singleton whose `deinit` uses the container that built it.
+final class ContainerUser: @unchecked Sendable {
+    let container: DependencyContainer
+    init(_ container: DependencyContainer) { self.container = container }
+    deinit { _ = container.getValue(forKey: "anything") as Int? }
+}
+
+extension DependencyContainer {
+    var containerUser: Provider<ContainerUser> { singleton { ContainerUser(self) } }
+}
+
+/// Nothing is released while a container lock is held, so a `deinit` may use any
+/// container. Each call runs under a hang guard: releasing under the lock deadlocked the
+/// thread on its own lock.
+@Suite struct ReleaseOutsideLocksTests {
+    // MARK: - Cached instances
+
+    @Test func resetReleasesInstancesOutsideTheLock() {
+        let container = DependencyContainer()
+        _ = container.containerUser()
+        #expect(finishesWithoutHanging { container.reset() }, "reset() deadlocked in a singleton's deinit")
+    }
+
+    @Test func overrideReleasesWhatItDropsOutsideTheLock() {
+        let container = DependencyContainer()
+        _ = container.containerUser()
+        #expect(finishesWithoutHanging {
+            container.override(\.containerUser) { ContainerUser(DependencyContainer()) }
+        }, "override deadlocked in a singleton's deinit")
+        #expect(finishesWithoutHanging { container.reset(\.containerUser) }, "reset(_:) deadlocked")
+    }
+
+    // MARK: - Stored values
+
+    @Test func replacedStoredValuesAreReleasedOutsideTheLock() {
+        let container = DependencyContainer()
+        container.setValue(ContainerUser(container), forKey: "user")
+        #expect(finishesWithoutHanging { container.setValue(0, forKey: "user") }, "setValue deadlocked")
+        container.setValue(ContainerUser(container), forKey: "user")
+        #expect(finishesWithoutHanging { container.removeValue(forKey: "user") }, "removeValue deadlocked")
+        container.setValue(ContainerUser(container), forKey: "user")
+        #expect(finishesWithoutHanging { container.removeAll() }, "removeAll deadlocked")
+    }
+
+    // MARK: - Tracer
+
+    @Test func replacingTheTracerReleasesTheOldOneOutsideTheLock() {
+        let container = DependencyContainer()
+        do {
+            let user = ContainerUser(container)
+            container.tracer = ResolutionTracer { _ in _ = user }
+        }
+        #expect(finishesWithoutHanging { container.tracer = nil }, "setting the tracer deadlocked")
+    }
+}
