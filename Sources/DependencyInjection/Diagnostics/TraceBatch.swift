@@ -80,8 +80,7 @@ final class Trace: Sendable {
     /// Starts tracing a resolution, or returns nil when it is not traced: inside a tracer,
     /// or inside a construction that began untraced (the tracer was set meanwhile), whose
     /// batch could only be delivered inside that construction.
-    init?(_ tracer: ResolutionTracer, name: StaticString, type: Any.Type, scope: DependencyScope) {
-        let enclosing = Frame.current
+    init?(_ tracer: ResolutionTracer, name: StaticString, type: Any.Type, scope: DependencyScope, enclosing: Frame?) {
         let outermost = enclosing.map { $0.owner != .current } ?? true
         guard !TraceBatch.isDelivering, enclosing?.trace != nil || outermost else { return nil }
         let batch = enclosing?.trace ?? TraceBatch()

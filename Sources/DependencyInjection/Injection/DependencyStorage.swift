@@ -45,8 +45,9 @@ final class DependencyStorage: @unchecked Sendable {
         // a child task of its construction): the container will keep that singleton, so
         // holding the container strongly would keep both forever.
         let id = ObjectIdentifier(container)
-        let cached = sequence(first: Frame.current) { $0?.parent }
-            .contains { $0.map { $0.holdsInstance && $0.container == id } ?? false }
+        var frame = Frame.current
+        while let enclosing = frame, !(enclosing.holdsInstance && enclosing.container == id) { frame = enclosing.parent }
+        let cached = frame != nil
         state = .make(State(reference: (cached ? nil : container, WeakContainer(container))))
         site = Site(name: .property(in: type), fileID: fileID, line: line)
         self.resolve = resolve
@@ -84,12 +85,15 @@ final class DependencyStorage: @unchecked Sendable {
                 + "property was first read; read it while the container lives, or set `$property.container`",
                 file: site.fileID, line: site.line)
         case .wait(let resolving):
-            Frame.checkNoCycle(building: Self.resolutionKey, in: ObjectIdentifier(self), site: site, owner: owner)
-            return resolving.wait(as: owner, innermost: Frame.current)
+            let enclosing = Frame.current
+            Frame.checkNoCycle(
+                building: Self.resolutionKey, in: ObjectIdentifier(self), site: site, owner: owner, from: enclosing)
+            return resolving.wait(as: owner, innermost: enclosing)
         case .resolve(let resolving, let container, let generation):
+            let enclosing = Frame.current
             let frame = Frame(
                 container: ObjectIdentifier(self), key: Self.resolutionKey, site: site,
-                holdsInstance: false, trace: Frame.current?.trace, owner: owner)
+                holdsInstance: false, trace: enclosing?.trace, owner: owner, parent: enclosing)
             WaitGraph.start(resolving, builtBy: frame)
             let box = Frame.$current.withValue(frame) { resolve(container) }
             state.withLock { state in

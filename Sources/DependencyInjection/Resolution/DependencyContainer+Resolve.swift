@@ -45,7 +45,7 @@ extension DependencyContainer {
             resolution.trace?.finish(outcome: .cached)
             return .ready(object)
         case .await(let construction):
-            let box = construction.wait(as: resolution.owner, innermost: Frame.current)
+            let box = construction.wait(as: resolution.owner, innermost: resolution.enclosing)
             resolution.trace?.finish(outcome: .awaited)
             return .ready(box)
         case .build:
@@ -73,7 +73,7 @@ extension DependencyContainer {
         case .cached(let cached):
             object = cached
         case .await(let construction):
-            object = try await construction.value(as: resolution.owner, innermost: Frame.current)
+            object = try await construction.value(as: resolution.owner, innermost: resolution.enclosing)
         case .build(let construction):
             let override = resolution.override.map { $0 as! AsyncOverride<Value> }
             let make = override?.make ?? provider.make
@@ -93,7 +93,7 @@ extension DependencyContainer {
                 }
                 self.complete(construction, outcome, weakly: provider.scope == .shared)
             }
-            object = try await construction.value(as: resolution.owner, innermost: Frame.current)
+            object = try await construction.value(as: resolution.owner, innermost: resolution.enclosing)
         }
         resolution.trace?.finish(outcome: resolution.outcome)
         return Self.unbox(object)
@@ -106,9 +106,11 @@ extension DependencyContainer {
             guard case .build = claim else { return (claim, nil as AnyObject?, state.tracer) }
             return (claim, state.overrides[key], state.tracer)
         })
+        let enclosing = Frame.current
         var resolution = Resolution(
-            claim: claim, key: key, name: name, scope: scope, owner: .current, override: ownOverride,
-            trace: tracer.flatMap { Trace($0, name: name, type: type, scope: scope) })
+            claim: claim, key: key, name: name, scope: scope, owner: .current, enclosing: enclosing,
+            override: ownOverride,
+            trace: tracer.flatMap { Trace($0, name: name, type: type, scope: scope, enclosing: enclosing) })
         switch claim {
         case .cached: return resolution
         case .await: resolution.outcome = .awaited
@@ -117,7 +119,8 @@ extension DependencyContainer {
             resolution.outcome = resolution.override == nil ? .built : .builtFromOverride
             key.checkArgument(of: name)
         }
-        Frame.checkNoCycle(building: key, in: ObjectIdentifier(self), site: resolution.site, owner: resolution.owner)
+        Frame.checkNoCycle(
+            building: key, in: ObjectIdentifier(self), site: resolution.site, owner: resolution.owner, from: enclosing)
         return resolution
     }
 
@@ -185,6 +188,8 @@ struct Resolution: @unchecked Sendable {
     let name: StaticString
     let scope: DependencyScope
     let owner: Owner
+    /// The frame this resolution started in, if any.
+    let enclosing: Frame?
     var override: AnyObject?
     /// Present only while tracing.
     let trace: Trace?
@@ -196,7 +201,7 @@ struct Resolution: @unchecked Sendable {
     func frame(_ container: DependencyContainer, owner: Owner) -> Frame {
         let frame = Frame(
             container: ObjectIdentifier(container), key: key, site: site,
-            holdsInstance: scope == .singleton, trace: trace?.batch, owner: owner)
+            holdsInstance: scope == .singleton, trace: trace?.batch, owner: owner, parent: enclosing)
         if case .build(let construction?) = claim { WaitGraph.start(construction, builtBy: frame) }
         return frame
     }

@@ -66,7 +66,7 @@ struct Site: Sendable, CustomStringConvertible {
 /// construction which container caches its owner.
 ///
 /// ```swift
-/// let frame = Frame(container: self, key: key, site: site, holdsInstance: true, trace: nil)
+/// let frame = Frame(container: id, key: key, site: site, holdsInstance: true, trace: nil, owner: .current, parent: Frame.current)
 /// Frame.$current.withValue(frame) { make() }
 /// ```
 final class Frame: Sendable {
@@ -85,7 +85,7 @@ final class Frame: Sendable {
 
     init(
         container: ObjectIdentifier, key: RegistrationKey, site: Site,
-        holdsInstance: Bool, trace: TraceBatch?, owner: Owner = .current, parent: Frame? = Frame.current
+        holdsInstance: Bool, trace: TraceBatch?, owner: Owner, parent: Frame?
     ) {
         self.container = container
         self.key = key
@@ -97,17 +97,18 @@ final class Frame: Sendable {
         self.depth = (parent?.depth ?? -1) + 1
     }
 
-    /// The current owner's own frames, innermost first: frames inherited from the task
-    /// that created this one belong to someone else and end the walk.
-    static func ownFrames(of owner: Owner) -> some Sequence<Frame> {
-        sequence(first: current) { $0?.parent }.lazy.prefix { $0?.owner == owner }.compactMap { $0 }
-    }
-
     /// Stops with the chain when the current owner is already building `key` in
-    /// `container`: building it again could only recurse forever.
-    static func checkNoCycle(building key: RegistrationKey, in container: ObjectIdentifier, site: Site, owner: Owner) {
-        for frame in ownFrames(of: owner) where frame.container == container && frame.key == key {
-            CycleReport.stop(frame.sites(to: current), closing: site)
+    /// `container`: building it again could only recurse forever. Frames inherited from
+    /// the task that created this one belong to someone else and end the walk.
+    static func checkNoCycle(
+        building key: RegistrationKey, in container: ObjectIdentifier, site: Site, owner: Owner, from innermost: Frame?
+    ) {
+        var frame = innermost
+        while let own = frame, own.owner == owner {
+            if own.container == container && own.key == key {
+                CycleReport.stop(own.sites(to: innermost), closing: site)
+            }
+            frame = own.parent
         }
     }
 
