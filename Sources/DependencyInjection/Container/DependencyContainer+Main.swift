@@ -40,7 +40,7 @@ extension DependencyContainer {
     /// for the current task and its child tasks only; setting `main` there still sets
     /// the process-wide value.
     public static var main: DependencyContainer {
-        get { scopedMain ?? globalMain.value }
+        get { scopedMain ?? globalMain.withLock { $0 } }
         set { globalMain.replace(with: newValue) }
     }
 

@@ -105,7 +105,7 @@ extension DependencyIssue {
     /// }
     /// ```
     public static var reporter: Reporter {
-        get { installedReporter.value }
+        get { installedReporter.withLock { $0 } }
         set { installedReporter.replace(with: newValue) }
     }
 

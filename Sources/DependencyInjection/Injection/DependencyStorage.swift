@@ -81,9 +81,7 @@ final class DependencyStorage: @unchecked Sendable {
         case .resolved(let box):
             return box
         case .released:
-            fatalError("\(site): the container this property resolves from was released before the "
-                + "property was first read; read it while the container lives, or set `$property.container`",
-                file: site.fileID, line: site.line)
+            stopReleased()
         case .wait(let resolving):
             let enclosing = Frame.current
             Frame.checkNoCycle(
@@ -106,11 +104,14 @@ final class DependencyStorage: @unchecked Sendable {
     }
 
     var container: DependencyContainer {
-        guard let container = state.withLock({ $0.container }) else {
-            fatalError("\(site): the container this property resolves from was released",
-                file: site.fileID, line: site.line)
-        }
+        guard let container = state.withLock({ $0.container }) else { stopReleased() }
         return container
+    }
+
+    private func stopReleased() -> Never {
+        fatalError("\(site): the container this property resolves from was released before the property "
+            + "was first read; read it while the container lives, or set `$property.container`",
+            file: site.fileID, line: site.line)
     }
 
     @usableFromInline

@@ -26,8 +26,7 @@ extension DependencyContainer {
         _ make: @escaping @Sendable () -> Value
     ) {
         let provider = self[keyPath: keyPath]
-        RegistrationIdentity.note(keyPath, leadsTo: provider.key, name: provider.name, in: self)
-        replaceOverride(of: provider.key, with: Override(make))
+        replaceOverride(of: provider.key, named: provider.name, at: keyPath, with: Override(make))
     }
 
     /// Replaces an async registration in this container (and the children that do not
@@ -50,8 +49,7 @@ extension DependencyContainer {
         _ make: @escaping @Sendable () async throws -> Value
     ) {
         let provider = self[keyPath: keyPath]
-        RegistrationIdentity.note(keyPath, leadsTo: provider.key, name: provider.name, in: self)
-        replaceOverride(of: provider.key, with: AsyncOverride(make))
+        replaceOverride(of: provider.key, named: provider.name, at: keyPath, with: AsyncOverride(make))
     }
 
     /// Drops every cached instance and every override of this container.
@@ -91,8 +89,7 @@ extension DependencyContainer {
     /// - Parameter keyPath: The provider to reset.
     public func reset<Value>(_ keyPath: KeyPath<DependencyContainer, Provider<Value>>) {
         let provider = self[keyPath: keyPath]
-        RegistrationIdentity.note(keyPath, leadsTo: provider.key, name: provider.name, in: self)
-        replaceOverride(of: provider.key, with: nil)
+        replaceOverride(of: provider.key, named: provider.name, at: keyPath, with: nil)
     }
 
     /// Drops the cached instance and the override of one async registration, and
@@ -106,13 +103,15 @@ extension DependencyContainer {
     /// - Parameter keyPath: The async provider to reset.
     public func reset<Value>(_ keyPath: KeyPath<DependencyContainer, AsyncProvider<Value>>) {
         let provider = self[keyPath: keyPath]
-        RegistrationIdentity.note(keyPath, leadsTo: provider.key, name: provider.name, in: self)
-        replaceOverride(of: provider.key, with: nil)
+        replaceOverride(of: provider.key, named: provider.name, at: keyPath, with: nil)
     }
 
     /// Installs or removes an override, then drops what was built from the old one here
     /// and in every descendant that does not override it itself.
-    private func replaceOverride(of key: RegistrationKey, with override: AnyObject?) {
+    private func replaceOverride(
+        of key: RegistrationKey, named name: StaticString, at keyPath: AnyKeyPath, with override: AnyObject?
+    ) {
+        RegistrationIdentity.note(keyPath, leadsTo: key, name: name, in: self)
         let children = state.withLock(releasingAfter: { state, released in
             released.append(
                 (override.map { state.overrides.updateValue($0, forKey: key) } ?? state.overrides.removeValue(forKey: key))

@@ -22,16 +22,14 @@ extension DependencyContainer {
     /// specialized where the provider is resolved.
     @inlinable
     func resolveSlowly<Value>(_ provider: Provider<Value>) -> Value {
-        let build: Build
+        let build: Resolution
         switch prepare(provider.key, provider.name, provider.scope, Value.self) {
         case .ready(let object): return Self.unbox(object)
         case .build(let started): build = started
         }
         var value: Value?
-        build.run {
-            value = (build.override.map { $0 as! Override<Value> })?.make() ?? provider.make()
-        }
-        build.finish(build.keepsResult ? Box(value!) : nil)
+        build.run(in: self) { value = (build.installedOverride.map { $0 as! Override<Value> })?.make() ?? provider.make() }
+        build.finish(in: self, keeping: build.keepsResult ? Box(value!) : nil)
         return value!
     }
 
@@ -49,7 +47,7 @@ extension DependencyContainer {
             resolution.trace?.finish(outcome: .awaited)
             return .ready(box)
         case .build:
-            return .build(Build(container: self, resolution: resolution))
+            return .build(resolution)
         }
     }
 
@@ -77,20 +75,18 @@ extension DependencyContainer {
         case .build(let construction):
             let override = resolution.override.map { $0 as! AsyncOverride<Value> }
             let make = override?.make ?? provider.make
+            // Runs the closure in this construction's frame, as `owner`.
+            let run = { @Sendable (owner: Owner) in
+                try await Frame.$current.withValue(resolution.frame(self, owner: owner), operation: make)
+            }
             guard let construction else {
-                let frame = resolution.frame(self, owner: resolution.owner)
-                let value = try await Frame.$current.withValue(frame) { try await make() }
+                let value = try await run(resolution.owner)
                 resolution.trace?.finish(outcome: resolution.outcome)
                 return value
             }
             Task {
-                let frame = resolution.frame(self, owner: .current)
                 let outcome: Result<AnyBox, any Error>
-                do {
-                    outcome = .success(Box(try await Frame.$current.withValue(frame) { try await make() }))
-                } catch {
-                    outcome = .failure(error)
-                }
+                do { outcome = .success(Box(try await run(.current))) } catch { outcome = .failure(error) }
                 self.complete(construction, outcome, weakly: provider.scope == .shared)
             }
             object = try await construction.value(as: resolution.owner, innermost: resolution.enclosing)
@@ -146,40 +142,11 @@ extension DependencyContainer {
 @usableFromInline
 enum Preparation {
     case ready(AnyObject)
-    case build(Build)
-}
-
-/// A construction to run on this thread: the frame to run it in, and what to do after.
-@usableFromInline
-struct Build {
-    let container: DependencyContainer
-    let resolution: Resolution
-
-    /// The installed override, an `Override<Value>`, if any.
-    @usableFromInline var override: AnyObject? { resolution.override }
-    /// Whether the container keeps what is built (a singleton or shared instance).
-    @usableFromInline var keepsResult: Bool {
-        if case .build(let construction) = resolution.claim { return construction != nil }
-        return false
-    }
-
-    /// Runs `body`, the registration's closure, in this construction's frame.
-    @usableFromInline
-    func run(_ body: () -> Void) {
-        Frame.$current.withValue(resolution.frame(container, owner: resolution.owner), operation: body)
-    }
-
-    /// Ends the construction: keeps `box` for a cached scope, and traces it.
-    @usableFromInline
-    func finish(_ box: AnyBox?) {
-        if let box, case .build(let construction?) = resolution.claim {
-            container.complete(construction, .success(box), weakly: resolution.scope == .shared)
-        }
-        resolution.trace?.finish(outcome: resolution.outcome)
-    }
+    case build(Resolution)
 }
 
 /// One resolution past the inline cache, between claiming its key and returning.
+@usableFromInline
 struct Resolution: @unchecked Sendable {
     // @unchecked: immutable once begun; `override` is an `Override` or `AsyncOverride`,
     // and a cached object is a `Sendable` value's box or a `Sendable` shared instance.
@@ -196,6 +163,29 @@ struct Resolution: @unchecked Sendable {
     var outcome = ResolutionEvent.Outcome.cached
 
     var site: Site { Site(name: .registration(name), fileID: key.file, line: key.line) }
+
+    /// The installed override, an `Override<Value>`, if any.
+    @usableFromInline var installedOverride: AnyObject? { override }
+    /// Whether the container keeps what is built (a singleton or shared instance).
+    @usableFromInline var keepsResult: Bool {
+        if case .build(let construction) = claim { return construction != nil }
+        return false
+    }
+
+    /// Runs `body`, the registration's closure, in this construction's frame.
+    @usableFromInline
+    func run(in container: DependencyContainer, _ body: () -> Void) {
+        Frame.$current.withValue(frame(container, owner: owner), operation: body)
+    }
+
+    /// Ends the construction: keeps `box` for a cached scope, and traces it.
+    @usableFromInline
+    func finish(in container: DependencyContainer, keeping box: AnyBox?) {
+        if let box, case .build(let construction?) = claim {
+            container.complete(construction, .success(box), weakly: scope == .shared)
+        }
+        trace?.finish(outcome: outcome)
+    }
 
     /// The frame in which this resolution builds, for the owner running it now.
     func frame(_ container: DependencyContainer, owner: Owner) -> Frame {

@@ -113,10 +113,6 @@ extension Int {
 }
 
 extension _Locked {
-    /// The state, copied out under the lock.
-    @inlinable
-    var value: State { withLock { $0 } }
-
     /// Replaces the state, releasing the old one after unlocking.
     func replace(with new: State) {
         withLock(releasingAfter: { state, released in

@@ -44,17 +44,6 @@ struct _SingletonTable {
             keys.deallocate()
             boxes.deallocate()
         }
-
-        /// The slot holding `key`, if any.
-        @inlinable
-        func index(of key: RegistrationKey) -> Int? {
-            var index = key._rawHashValue(seed: 0) & mask
-            while boxes[index] != nil {
-                if keys[index] == key { return index }
-                index = (index &+ 1) & mask
-            }
-            return nil
-        }
     }
 
     /// Owns the buffers below.
@@ -72,12 +61,19 @@ struct _SingletonTable {
     /// to be a `Box<Value>` and no dynamic cast is needed.
     @inlinable
     func value<Value>(for key: RegistrationKey, as type: Value.Type) -> Value? {
+        guard let index = index(of: key) else { return nil }
+        return boxes.unsafelyUnwrapped[index].unsafelyUnwrapped._withUnsafeGuaranteedRef {
+            unsafeDowncast($0, to: Box<Value>.self).value
+        }
+    }
+
+    /// The slot holding `key`, if any.
+    @inlinable
+    func index(of key: RegistrationKey) -> Int? {
         guard let keys, let boxes else { return nil }
         var index = key._rawHashValue(seed: 0) & mask
-        while let box = boxes[index] {
-            if keys[index] == key {
-                return box._withUnsafeGuaranteedRef { unsafeDowncast($0, to: Box<Value>.self).value }
-            }
+        while boxes[index] != nil {
+            if keys[index] == key { return index }
             index = (index &+ 1) & mask
         }
         return nil
@@ -85,8 +81,7 @@ struct _SingletonTable {
 
     /// The box stored for `key`, retained.
     func box(for key: RegistrationKey) -> AnyObject? {
-        guard let storage, let index = storage.index(of: key) else { return nil }
-        return storage.boxes[index].unsafelyUnwrapped.takeUnretainedValue()
+        index(of: key).map { boxes.unsafelyUnwrapped[$0].unsafelyUnwrapped.takeUnretainedValue() }
     }
 
     /// Stores `box` for `key`.
@@ -117,7 +112,7 @@ struct _SingletonTable {
     ///
     /// - Returns: The removed box, for release after unlocking.
     mutating func remove(_ key: RegistrationKey) -> AnyObject? {
-        guard let storage, var hole = storage.index(of: key) else { return nil }
+        guard let storage, var hole = index(of: key) else { return nil }
         let removed = storage.boxes[hole].unsafelyUnwrapped.takeRetainedValue()
         (storage.keys + hole).deinitialize(count: 1)
         storage.boxes[hole] = nil
@@ -149,22 +144,16 @@ struct _SingletonTable {
 
     /// Moves every entry to a storage twice as large.
     ///
-    /// - Returns: The emptied old storage, which only frees memory when it goes.
+    /// - Returns: The old storage, which releases its references to the boxes (now held by
+    ///   the new one too) when it goes.
     private mutating func grow() -> AnyObject? {
         let old = storage
         let grown = Storage(capacity: Swift.max(8, ((old?.mask ?? -1) + 1) * 2))
         storage = grown
         guard let old else { return nil }
         for index in 0...old.mask {
-            guard let box = old.boxes[index] else { continue }
-            var slot = old.keys[index]._rawHashValue(seed: 0) & grown.mask
-            while grown.boxes[slot] != nil { slot = (slot &+ 1) & grown.mask }
-            (grown.keys + slot).moveInitialize(from: old.keys + index, count: 1)
-            grown.boxes[slot] = box
-            old.boxes[index] = nil
+            if let box = old.boxes[index] { _ = insert(box.takeUnretainedValue(), for: old.keys[index]) }
         }
-        grown.count = old.count
-        old.count = 0
         return old
     }
 }
