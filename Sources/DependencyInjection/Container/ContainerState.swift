@@ -31,14 +31,14 @@ struct ContainerState {
     @usableFromInline var tracer: ResolutionTracer?
     /// Children, so that a change here reaches what they built; each removes itself in
     /// its `deinit`.
-    var children: [ObjectIdentifier: WeakContainer] = [:]
+    var children: [ObjectIdentifier: Weak<DependencyContainer>] = [:]
     /// How many entries there may be before dead shared instances are swept out.
     var sweepThreshold = 16
 
     /// What a container remembers for a key besides its built singletons.
     enum Entry {
         case inFlight(InFlight)
-        case shared(WeakObject)
+        case shared(Weak<AnyObject>)
     }
 
     /// What a resolution does next.
@@ -87,7 +87,7 @@ struct ContainerState {
         if let index = building.firstIndex(where: { $0 === construction }) { building.remove(at: index) }
         guard case .inFlight(let current)? = entries[construction.key], current === construction else { return }
         if let object, weakly {
-            entries[construction.key] = .shared(WeakObject(object))
+            entries[construction.key] = .shared(Weak(object))
             sweepDeadSharedInstances(released: &released)
         } else {
             entries[construction.key] = nil
@@ -120,7 +120,7 @@ struct ContainerState {
     /// The children alive now, as strong references for the caller to release after
     /// unlocking.
     var liveChildren: [DependencyContainer] {
-        children.isEmpty ? [] : children.values.compactMap(\.container)
+        children.isEmpty ? [] : children.values.compactMap(\.object)
     }
 
     /// Forgets shared instances that died, once the entries have doubled since the last
@@ -137,15 +137,9 @@ struct ContainerState {
     }
 }
 
-/// A weak reference to a shared instance.
-final class WeakObject {
-    weak var object: AnyObject?
-    init(_ object: AnyObject) { self.object = object }
-}
-
-/// A weak reference to a container: a parent's reference to a child, and a
-/// `@Dependency` property's reference to the container that caches its owner.
-struct WeakContainer {
-    weak var container: DependencyContainer?
-    init(_ container: DependencyContainer) { self.container = container }
+/// A weak reference: to a shared instance, to a child container from its parent, and to
+/// the container that caches the owner of a `@Dependency` property.
+struct Weak<Object: AnyObject> {
+    weak var object: Object?
+    init(_ object: Object) { self.object = object }
 }

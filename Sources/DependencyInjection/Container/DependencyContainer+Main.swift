@@ -23,7 +23,7 @@ extension DependencyContainer {
     /// `mocks.removeAll()` clears its stored values and leaves it mocked.
     public static let mocks = DependencyContainer(isMocked: true)
 
-    private static let globalMain = _Locked.make(DependencyContainer.default)
+    private static let globalMain = _Locked(DependencyContainer.default)
 
     @TaskLocal static var scopedMain: DependencyContainer?
 

@@ -55,7 +55,7 @@ public final class DependencyContainer: @unchecked Sendable {
     public init(isMocked: Bool = false) {
         self.isMocked = isMocked
         self.parent = nil
-        self.state = .make(ContainerState())
+        self.state = .init(ContainerState())
     }
 
     /// Creates a child container: an isolated world layered over `parent`.
@@ -78,12 +78,12 @@ public final class DependencyContainer: @unchecked Sendable {
     public init(parent: DependencyContainer) {
         self.isMocked = parent.isMocked
         self.parent = parent
-        self.state = .make(ContainerState())
+        self.state = .init(ContainerState())
         // Registered and given the parent's tracer in one step under the parent's lock,
         // so that a tracer set meanwhile reaches this child too.
         parent.state.withLock { parentState in
             state.withLock { $0.tracer = parentState.tracer }
-            parentState.children[ObjectIdentifier(self)] = WeakContainer(self)
+            parentState.children[ObjectIdentifier(self)] = Weak(self)
         }
     }
 

@@ -61,24 +61,6 @@ public struct DependencyIssue: Sendable, CustomStringConvertible {
 
     /// The ``message``, so that `print(issue)` and string interpolation show it.
     public var description: String { message }
-
-    init(
-        dependency: String,
-        message: String,
-        fileID: StaticString,
-        filePath: StaticString,
-        line: UInt,
-        column: UInt,
-        container: DependencyContainer? = nil
-    ) {
-        self.dependency = dependency
-        self.message = message
-        self.fileID = fileID
-        self.filePath = filePath
-        self.line = line
-        self.column = column
-        self.container = container
-    }
 }
 
 extension DependencyIssue {
@@ -88,7 +70,7 @@ extension DependencyIssue {
     /// must be quick and must not resolve dependencies itself.
     public typealias Reporter = @Sendable (DependencyIssue) -> Void
 
-    private static let installedReporter = _Locked.make(standardError)
+    private static let installedReporter = _Locked(standardError)
 
     /// Where issues go: to ``standardError`` until something else is installed.
     ///

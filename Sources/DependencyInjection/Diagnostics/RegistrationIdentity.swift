@@ -13,7 +13,7 @@
 @usableFromInline
 enum RegistrationIdentity {
     #if DEBUG
-    private static let keyPaths = _Locked.make([RegistrationKey: AnyKeyPath]())
+    private static let keyPaths = _Locked([RegistrationKey: AnyKeyPath]())
     #endif
 
     /// Notes that `keyPath` leads to `key`; reports an issue when another key path did.

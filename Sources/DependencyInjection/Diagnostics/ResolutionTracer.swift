@@ -173,5 +173,5 @@ extension DependencyContainer {
     }
 
     /// Serializes ``tracer`` setters.
-    private static let tracerUpdates = _Locked.make(())
+    private static let tracerUpdates = _Locked(())
 }

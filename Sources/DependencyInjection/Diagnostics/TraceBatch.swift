@@ -23,7 +23,7 @@ final class TraceBatch: Sendable {
         var delivered = false
     }
 
-    private let state = _Locked.make(State())
+    private let state = _Locked(State())
 
     /// Numbers a resolution that starts now.
     func begin() -> Int {

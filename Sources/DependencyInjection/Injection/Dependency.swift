@@ -148,7 +148,7 @@ public struct Dependency<Value> {
     ///
     /// A value set through ``wrappedValue`` is dropped too.
     public func reset() {
-        storage.reset()
+        storage.replace(with: nil)
     }
 }
 

@@ -21,7 +21,7 @@ final class DependencyStorage: @unchecked Sendable {
 
     private struct State {
         /// The container, held weakly when it caches the object that owns this property.
-        var reference: (strong: DependencyContainer?, weak: WeakContainer)
+        var reference: (strong: DependencyContainer?, weak: Weak<DependencyContainer>)
         /// Bumped by every reset, switch and set: a resolution begun before one of them
         /// does not publish.
         var generation: UInt64 = 0
@@ -29,7 +29,7 @@ final class DependencyStorage: @unchecked Sendable {
         /// Replaced boxes, kept while a lock-free reader may still read them.
         var retired: [AnyBox] = []
 
-        var container: DependencyContainer? { reference.strong ?? reference.weak.container }
+        var container: DependencyContainer? { reference.strong ?? reference.weak.object }
     }
 
     /// Stands for "this property's first resolution" in frames and the wait graph.
@@ -48,7 +48,7 @@ final class DependencyStorage: @unchecked Sendable {
         var frame = Frame.current
         while let enclosing = frame, !(enclosing.holdsInstance && enclosing.container == id) { frame = enclosing.parent }
         let cached = frame != nil
-        state = .make(State(reference: (cached ? nil : container, WeakContainer(container))))
+        state = .init(State(reference: (cached ? nil : container, Weak(container))))
         site = Site(name: .property(in: type), fileID: fileID, line: line)
         self.resolve = resolve
         cell.attach(to: self)
@@ -114,21 +114,18 @@ final class DependencyStorage: @unchecked Sendable {
             file: site.fileID, line: site.line)
     }
 
+    /// Publishes `box`, or forgets the value when it is nil.
     @usableFromInline
-    func replace(with box: AnyBox) {
+    func replace(with box: AnyBox?) {
         state.withLock { publish(box, in: &$0) }
     }
 
     func switchContainer(to container: DependencyContainer) {
         state.withLock(releasingAfter: { state, released in
             released.append(state.reference)
-            state.reference = (container, WeakContainer(container))
+            state.reference = (container, Weak(container))
             publish(nil, in: &state)
         })
-    }
-
-    func reset() {
-        state.withLock { publish(nil, in: &$0) }
     }
 
     /// Swaps the published box; the old one is retired, not released.

@@ -33,10 +33,7 @@ extension DependencyContainer {
     ///   - column: Part of the registration's identity; leave the default.
     /// - Returns: A provider of the property's declared type that must be overridden.
     public func unimplemented<Value: Sendable>(
-        _ name: StaticString = #function,
-        fileID: StaticString = #fileID,
-        line: UInt = #line,
-        column: UInt = #column
+        _ name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column
     ) -> Provider<Value> {
         Provider(self, .singleton, nil, name, fileID, line, column) {
             fatalError(UnimplementedMessage.stop(name), file: fileID, line: line)
@@ -71,12 +68,8 @@ extension DependencyContainer {
     ///   - column: Part of the registration's identity; leave the default.
     /// - Returns: A provider of the property's declared type that should be overridden.
     public func unimplemented<Value: Sendable>(
-        _ name: StaticString = #function,
-        placeholder: @autoclosure @escaping () -> Value,
-        fileID: StaticString = #fileID,
-        filePath: StaticString = #filePath,
-        line: UInt = #line,
-        column: UInt = #column
+        _ name: StaticString = #function, placeholder: @autoclosure @escaping () -> Value,
+        fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column
     ) -> Provider<Value> {
         Provider(self, .singleton, nil, name, fileID, line, column) {
             DependencyIssue(

@@ -64,8 +64,8 @@ struct RegistrationKey: Hashable, @unchecked Sendable {
         if lhs.argument !== rhs.argument {
             guard let left = lhs.argument, let right = rhs.argument, left == right else { return false }
         }
-        if lhs.file.utf8Start == rhs.file.utf8Start { return true }
-        return sameFile(lhs.file, rhs.file)
+        // A literal is usually emitted once, but inlined code may carry a copy.
+        return lhs.file.utf8Start == rhs.file.utf8Start || lhs.file.description == rhs.file.description
     }
 
     @usableFromInline
@@ -89,13 +89,6 @@ struct RegistrationKey: Hashable, @unchecked Sendable {
         bits = (bits ^ (bits &>> 30)) &* 0xBF58_476D_1CE4_E5B9
         bits = (bits ^ (bits &>> 27)) &* 0x94D0_49BB_1331_11EB
         return Int(truncatingIfNeeded: bits ^ (bits &>> 31))
-    }
-
-    /// Equal file names when the literals sit at different addresses (a literal is
-    /// usually emitted once, but inlined code may carry a copy).
-    @usableFromInline
-    static func sameFile(_ lhs: StaticString, _ rhs: StaticString) -> Bool {
-        lhs.description == rhs.description
     }
 
     /// Stops with a message when the argument cannot identify an instance: one that is

@@ -71,9 +71,9 @@ extension DependencyContainer {
         let (dropped, children) = state.withLock(releasingAfter: { state, released in
             released.append(state.overrides)
             released.append(state.entries)
-            released.append(state.singletons.removeAll() as Any)
+            released.append(state.singletons.storage as Any)  // releases every box when it goes
             released.append(state.dependents)
-            defer { (state.overrides, state.entries, state.dependents) = ([:], [:], [:]) }
+            defer { (state.overrides, state.entries, state.singletons, state.dependents) = ([:], [:], .init(), [:]) }
             return (Array(state.overrides.keys), state.liveChildren)
         })
         for child in children { child.invalidate(dropped) }

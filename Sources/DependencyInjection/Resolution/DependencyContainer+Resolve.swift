@@ -28,8 +28,8 @@ extension DependencyContainer {
         case .build(let started): build = started
         }
         var value: Value?
-        build.run(in: self) { value = (build.installedOverride.map { $0 as! Override<Value> })?.make() ?? provider.make() }
-        build.finish(in: self, keeping: build.keepsResult ? Box(value!) : nil)
+        build.run(in: self) { value = (build.override.map { $0 as! Override<Value> })?.make() ?? provider.make() }
+        build.finish(in: self, keeping: build.scope == .factory ? nil : Box(value!))
         return value!
     }
 
@@ -153,24 +153,18 @@ struct Resolution: @unchecked Sendable {
     let claim: ContainerState.Claim
     let key: RegistrationKey
     let name: StaticString
-    let scope: DependencyScope
+    @usableFromInline let scope: DependencyScope
     let owner: Owner
     /// The frame this resolution started in, if any.
     let enclosing: Frame?
-    var override: AnyObject?
+    /// The installed override, an `Override<Value>` or `AsyncOverride<Value>`, if any.
+    @usableFromInline var override: AnyObject?
     /// Present only while tracing.
     let trace: Trace?
     var outcome = ResolutionEvent.Outcome.cached
 
     var site: Site { Site(name: .registration(name), fileID: key.file, line: key.line) }
 
-    /// The installed override, an `Override<Value>`, if any.
-    @usableFromInline var installedOverride: AnyObject? { override }
-    /// Whether the container keeps what is built (a singleton or shared instance).
-    @usableFromInline var keepsResult: Bool {
-        if case .build(let construction) = claim { return construction != nil }
-        return false
-    }
 
     /// Runs `body`, the registration's closure, in this construction's frame.
     @usableFromInline

@@ -34,7 +34,7 @@ final class InFlight: @unchecked Sendable {
         var nextWaiter = 0
     }
 
-    private let state = _Locked.make(State())
+    private let state = _Locked(State())
 
     init(key: RegistrationKey) { self.key = key }
 

@@ -21,7 +21,7 @@ enum WaitGraph {
         let innermost: Frame?
     }
 
-    private static let waits = _Locked.make([Owner: Wait]())
+    private static let waits = _Locked([Owner: Wait]())
 
     /// Records that `frame` builds `inFlight`.
     static func start(_ inFlight: InFlight, builtBy frame: Frame) {

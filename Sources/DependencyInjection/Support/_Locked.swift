@@ -17,7 +17,7 @@ import Musl
 /// stored `var`: the lock already makes every access exclusive.
 ///
 /// ```swift
-/// let counter = _Locked.make(0)
+/// let counter = _Locked(0)
 /// counter.withLock { $0 += 1 }
 /// ```
 ///
@@ -37,7 +37,9 @@ final class _Locked<State>: @unchecked Sendable {
     private let primitive: UnsafeMutablePointer<Primitive>
     private let memory: UnsafeMutableRawPointer
 
-    private init(_ initial: State) {
+    /// A new lock guarding `initial`.
+    @usableFromInline
+    init(_ initial: State) {
         let offset = MemoryLayout<Primitive>.stride.roundedUp(to: MemoryLayout<State>.alignment)
         memory = .allocate(
             byteCount: offset + MemoryLayout<State>.stride,
@@ -53,10 +55,6 @@ final class _Locked<State>: @unchecked Sendable {
         precondition(status == 0, "pthread_mutex_init failed with \(status)")
         #endif
     }
-
-    /// A new lock guarding `state`.
-    @usableFromInline
-    static func make(_ state: State) -> _Locked<State> { _Locked(state) }
 
     deinit {
         #if !canImport(Darwin)

@@ -133,15 +133,6 @@ struct _SingletonTable {
         return removed
     }
 
-    /// Empties the table.
-    ///
-    /// - Returns: The old storage, which releases every box when it goes: release it
-    ///   after unlocking.
-    mutating func removeAll() -> AnyObject? {
-        defer { storage = nil }
-        return storage
-    }
-
     /// Moves every entry to a storage twice as large.
     ///
     /// - Returns: The old storage, which releases its references to the boxes (now held by
