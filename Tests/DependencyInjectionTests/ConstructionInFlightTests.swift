@@ -3,13 +3,6 @@ import Dispatch
 import Foundation
 import Testing
 
-/// A singleton whose construction waits until the test lets it finish, so that a test can
-/// act while it is in flight. The gates are stored values of the container under test.
-final class Gate: Sendable {
-    let entered = DispatchSemaphore(value: 0)
-    let release = DispatchSemaphore(value: 0)
-}
-
 final class Clock: Sendable {}
 
 /// Holds a property of the container that builds it.
@@ -19,14 +12,28 @@ final class ClockReader: @unchecked Sendable {
 }
 
 extension DependencyContainer {
-    var gate: Gate { getValue(forKey: "gate")! }
+    /// The gate a construction waits at, so that a test can act while it is in flight.
+    var gate: ConstructionGate { getValue(forKey: "gate")! }
     var clock: Provider<Clock> { singleton { Clock() } }
     var gatedClock: Provider<Clock> {
         singleton {
-            self.gate.entered.signal()
-            self.gate.release.wait()
+            self.gate.enterAndWait()
             _ = self.clock()
             return Clock()
+        }
+    }
+    /// Starts a task that, once the test lets it, makes a reader of this container: after
+    /// the construction has ended.
+    var startsReaderLater: Provider<Int> {
+        singleton {
+            let (latch, handoff): (AsyncLatch, Handoff<ClockReader>) = self.getValue(forKey: "later")!
+            // Unowned: the test keeps the container until the reader exists, and only
+            // the reader may keep it after that.
+            Task { [unowned self] in
+                await latch.wait()
+                handoff.put(ClockReader(self))
+            }
+            return 1
         }
     }
     var readerFromChildTask: AsyncProvider<ClockReader> {
@@ -46,7 +53,7 @@ extension DependencyContainer {
     /// for itself.
     @Test func aTracerSetDuringAConstructionDoesNotRunInsideIt() {
         let container = DependencyContainer()
-        let gate = Gate()
+        let gate = ConstructionGate()
         container.setValue(gate, forKey: "gate")
         let built = DispatchSemaphore(value: 0)
         Thread {
@@ -59,7 +66,7 @@ extension DependencyContainer {
             _ = container.gatedClock()
             for event in events { seen.append("\(event.name) \(event.outcome.rawValue)") }
         }
-        gate.release.signal()
+        gate.open()
         built.wait()
         let clock = container.gatedClock()
         #expect(container.gatedClock() === clock)
@@ -81,13 +88,30 @@ extension DependencyContainer {
         #expect(released == nil)
     }
 
+    /// A task that a construction started, and that makes an object after the construction
+    /// ended, is not building anything the container keeps: the object holds its
+    /// container strongly, so it can read its properties however long it lives.
+    @Test func anObjectMadeByASpawnedTaskAfterTheConstructionKeepsItsContainer() async {
+        let latch = AsyncLatch()
+        let handoff = Handoff<ClockReader>()
+        var world: DependencyContainer? = DependencyContainer()
+        world?.setValue((latch, handoff), forKey: "later")
+        #expect(world?.startsReaderLater() == 1)
+        weak let container = world
+        latch.open()
+        let reader = await handoff.value()
+        world = nil
+        #expect(container != nil, "the reader's container was released")
+        if container != nil { #expect(reader.clock === container?.clock()) }
+    }
+
     // MARK: - Bookkeeping
 
     /// Arguments resolved while a construction runs are remembered per registration, not
     /// per argument.
     @Test func argumentsResolvedWhileBuildingDoNotPileUp() {
         let container = DependencyContainer()
-        let gate = Gate()
+        let gate = ConstructionGate()
         container.setValue(gate, forKey: "gate")
         let built = DispatchSemaphore(value: 0)
         Thread {
@@ -96,7 +120,7 @@ extension DependencyContainer {
         }.start()
         gate.entered.wait()
         for number in 0..<5_000 { #expect(container[requestNumber: number]() == number) }
-        gate.release.signal()
+        gate.open()
         built.wait()
         let remembered = container.state.withLock { $0.dependents.count }
         #expect(remembered <= 2, "\(remembered) uses remembered")

@@ -98,6 +98,13 @@ public struct ResolutionEvent: Sendable, Hashable, CustomStringConvertible {
 /// parent, for synchronous and asynchronous resolutions alike. A tracer is called with no
 /// lock held and outside every construction, so it may resolve dependencies itself; its
 /// own resolutions are not traced.
+///
+/// Two kinds of resolution are not reported, because their events could only be delivered
+/// inside a construction, where a tracer that resolves would wait for itself: those made
+/// inside the construction of a container that had no tracer when that construction began,
+/// and those that finish after their outermost resolution was delivered, inside a
+/// construction. An async resolution that throws delivers what it built before throwing,
+/// without an event of its own.
 public final class ResolutionTracer: Sendable {
     private let report: @Sendable ([ResolutionEvent]) -> Void
 

@@ -78,8 +78,8 @@ final class Trace: Sendable {
     private let scope: DependencyScope
 
     /// Starts tracing a resolution, or returns nil when it is not traced: inside a tracer,
-    /// or inside a construction that began untraced (the tracer was set meanwhile), whose
-    /// batch could only be delivered inside that construction.
+    /// or inside a construction that began untraced (its container had no tracer then),
+    /// whose batch could only be delivered inside that construction.
     init?(_ tracer: ResolutionTracer, name: StaticString, type: Any.Type, scope: DependencyScope, enclosing: Frame?) {
         let outermost = enclosing.map { $0.owner != .current } ?? true
         guard !TraceBatch.isDelivering, enclosing?.trace != nil || outermost else { return nil }

@@ -41,12 +41,15 @@ final class DependencyStorage: @unchecked Sendable {
         container: DependencyContainer, declaredIn type: StaticString, fileID: StaticString, line: UInt,
         resolve: @escaping (DependencyContainer) -> AnyBox
     ) {
-        // A singleton of `container` being built owns this property (directly, or through
-        // a child task of its construction): the container will keep that singleton, so
-        // holding the container strongly would keep both forever.
+        // A singleton of `container` still being built owns this property (directly, or
+        // through a child task of its construction): the container will keep that
+        // singleton, so holding the container strongly would keep both forever. A task the
+        // construction spawned that creates objects after it ended holds it strongly.
         let id = ObjectIdentifier(container)
         var frame = Frame.current
-        while let enclosing = frame, !(enclosing.holdsInstance && enclosing.container == id) { frame = enclosing.parent }
+        while let enclosing = frame, !(enclosing.container == id && enclosing.singleton.map(WaitGraph.isRunning) == true) {
+            frame = enclosing.parent
+        }
         let cached = frame != nil
         state = .init(State(reference: (cached ? nil : container, Weak(container))))
         site = Site(name: .property(in: type), fileID: fileID, line: line)
@@ -91,7 +94,7 @@ final class DependencyStorage: @unchecked Sendable {
             let enclosing = Frame.current
             let frame = Frame(
                 container: ObjectIdentifier(self), key: Self.resolutionKey, site: site,
-                holdsInstance: false, trace: enclosing?.trace, owner: owner, parent: enclosing)
+                singleton: nil, trace: enclosing?.trace, owner: owner, parent: enclosing)
             WaitGraph.start(resolving, builtBy: frame)
             let box = Frame.$current.withValue(frame) { resolve(container) }
             state.withLock { state in

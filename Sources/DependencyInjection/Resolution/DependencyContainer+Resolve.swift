@@ -183,10 +183,11 @@ struct Resolution: @unchecked Sendable {
 
     /// The frame in which this resolution builds, for the owner running it now.
     func frame(_ container: DependencyContainer, owner: Owner) -> Frame {
+        let construction: InFlight? = if case .build(let construction?) = claim { construction } else { nil }
         let frame = Frame(
             container: ObjectIdentifier(container), key: key, site: site,
-            holdsInstance: scope == .singleton, trace: trace?.batch, owner: owner, parent: enclosing)
-        if case .build(let construction?) = claim { WaitGraph.start(construction, builtBy: frame) }
+            singleton: scope == .singleton ? construction : nil, trace: trace?.batch, owner: owner, parent: enclosing)
+        if let construction { WaitGraph.start(construction, builtBy: frame) }
         return frame
     }
 }

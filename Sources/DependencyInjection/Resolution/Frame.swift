@@ -66,7 +66,7 @@ struct Site: Sendable, CustomStringConvertible {
 /// construction which container caches its owner.
 ///
 /// ```swift
-/// let frame = Frame(container: id, key: key, site: site, holdsInstance: true, trace: nil, owner: .current, parent: Frame.current)
+/// let frame = Frame(container: id, key: key, site: site, singleton: inFlight, trace: nil, owner: .current, parent: Frame.current)
 /// Frame.$current.withValue(frame) { make() }
 /// ```
 final class Frame: Sendable {
@@ -75,8 +75,8 @@ final class Frame: Sendable {
     let container: ObjectIdentifier
     let key: RegistrationKey
     let site: Site
-    /// Whether the container keeps what this frame builds (a singleton).
-    let holdsInstance: Bool
+    /// The singleton this frame builds, which its container will keep; nil otherwise.
+    let singleton: InFlight?
     let owner: Owner
     let parent: Frame?
     /// The trace batch of the outermost traced resolution, if tracing.
@@ -85,12 +85,12 @@ final class Frame: Sendable {
 
     init(
         container: ObjectIdentifier, key: RegistrationKey, site: Site,
-        holdsInstance: Bool, trace: TraceBatch?, owner: Owner, parent: Frame?
+        singleton: InFlight?, trace: TraceBatch?, owner: Owner, parent: Frame?
     ) {
         self.container = container
         self.key = key
         self.site = site
-        self.holdsInstance = holdsInstance
+        self.singleton = singleton
         self.owner = owner
         self.parent = parent
         self.trace = trace
