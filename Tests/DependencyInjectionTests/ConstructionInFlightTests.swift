@@ -53,21 +53,13 @@ extension DependencyContainer {
     /// for itself.
     @Test func aTracerSetDuringAConstructionDoesNotRunInsideIt() {
         let container = DependencyContainer()
-        let gate = ConstructionGate()
-        container.setValue(gate, forKey: "gate")
-        let built = DispatchSemaphore(value: 0)
-        Thread {
-            _ = container.gatedClock()
-            built.signal()
-        }.start()
-        gate.entered.wait()
         let seen = Collected<String>()
-        container.tracer = ResolutionTracer { events in
-            _ = container.gatedClock()
-            for event in events { seen.append("\(event.name) \(event.outcome.rawValue)") }
+        whileBuildingGatedClock(in: container) {
+            container.tracer = ResolutionTracer { events in
+                _ = container.gatedClock()
+                for event in events { seen.append("\(event.name) \(event.outcome.rawValue)") }
+            }
         }
-        gate.open()
-        built.wait()
         let clock = container.gatedClock()
         #expect(container.gatedClock() === clock)
         #expect(seen.values == ["gatedClock cached", "gatedClock cached"])
@@ -111,6 +103,16 @@ extension DependencyContainer {
     /// per argument.
     @Test func argumentsResolvedWhileBuildingDoNotPileUp() {
         let container = DependencyContainer()
+        whileBuildingGatedClock(in: container) {
+            for number in 0..<5_000 { #expect(container[requestNumber: number]() == number) }
+        }
+        let remembered = container.state.withLock { $0.dependents.count }
+        #expect(remembered <= 2, "\(remembered) uses remembered")
+    }
+
+    /// Runs `body` while another thread is building `gatedClock` in `container`, and
+    /// returns once that construction has finished.
+    private func whileBuildingGatedClock(in container: DependencyContainer, _ body: () -> Void) {
         let gate = ConstructionGate()
         container.setValue(gate, forKey: "gate")
         let built = DispatchSemaphore(value: 0)
@@ -119,10 +121,8 @@ extension DependencyContainer {
             built.signal()
         }.start()
         gate.entered.wait()
-        for number in 0..<5_000 { #expect(container[requestNumber: number]() == number) }
+        body()
         gate.open()
         built.wait()
-        let remembered = container.state.withLock { $0.dependents.count }
-        #expect(remembered <= 2, "\(remembered) uses remembered")
     }
 }
