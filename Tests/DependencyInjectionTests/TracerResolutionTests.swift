@@ -81,3 +81,32 @@ extension DependencyContainer {
         }
     }
 }
+
+/// Why an async registration failed, for the trace of a resolution that throws.
+struct LaunchFailure: Error {}
+
+extension DependencyContainer {
+    /// Builds the launch clock, then fails.
+    var failingLaunch: AsyncProvider<Int> {
+        factory {
+            _ = self.launchClock()
+            throw LaunchFailure()
+        }
+    }
+}
+
+extension TracerResolutionTests {
+    // MARK: - Resolutions that throw
+
+    /// What a throwing resolution built before it threw still reaches the tracer; the
+    /// resolution that threw has no event of its own.
+    @Test func aThrowingResolutionDeliversWhatItBuilt() async {
+        let container = DependencyContainer()
+        let batches = Collected<[String]>()
+        container.tracer = ResolutionTracer { events in
+            batches.append(events.map { "\($0.name) \($0.depth) \($0.outcome.rawValue)" })
+        }
+        await #expect(throws: LaunchFailure.self) { try await container.failingLaunch() }
+        #expect(batches.values == [["launchClock 1 built"]])
+    }
+}

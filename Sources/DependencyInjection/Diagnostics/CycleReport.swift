@@ -11,8 +11,8 @@
 /// It stops in release builds too: a cycle would otherwise overflow the stack or hang.
 enum CycleReport {
     static func stop(_ chain: [Site], closing: Site) -> Never {
-        let names = chain.map(\.description) + [closing.nameText]
         let first = chain.first ?? closing
-        fatalError("Circular dependency: " + names.joined(separator: " -> "), file: first.fileID, line: first.line)
+        fatalError("Circular dependency: " + (chain.map(\.description) + [closing.nameText]).joined(separator: " -> "),
+            file: first.fileID, line: first.line)
     }
 }

@@ -11,7 +11,7 @@ import Dispatch
 /// ```swift
 /// let trace = Trace(tracer, name: "feedLoader", type: FeedLoader.self, scope: .factory)
 /// let value = make()
-/// trace?.finish(outcome: .built)   // delivers if outermost
+/// trace?.finish(outcome: .built)   // delivers if outermost; nil when it threw
 /// ```
 final class TraceBatch: Sendable {
     /// Set while a tracer runs: resolutions it makes are not traced.
@@ -96,18 +96,16 @@ final class Trace: Sendable {
         self.scope = scope
     }
 
-    /// Records the resolution's event and, for the outermost one, delivers the batch.
-    func finish(outcome: ResolutionEvent.Outcome) {
-        let built = outcome == .built || outcome == .builtFromOverride
-        let event = ResolutionEvent(
-            name: name.description, type: type, scope: scope, outcome: outcome,
-            depth: depth, duration: built ? DispatchTime.now().uptimeNanoseconds &- start : 0)
-        batch.add(sequence, event, to: tracer, late: outermost)
-        if ownsBatch { batch.deliver() }
-    }
-
-    /// Delivers what nested resolutions recorded when the outermost one throws.
-    func abandon() {
+    /// Records the resolution's event and, for the outermost one, delivers the batch. A
+    /// resolution that threw has no outcome: what it built before throwing is delivered.
+    func finish(outcome: ResolutionEvent.Outcome?) {
+        if let outcome {
+            let built = outcome == .built || outcome == .builtFromOverride
+            let event = ResolutionEvent(
+                name: name.description, type: type, scope: scope, outcome: outcome,
+                depth: depth, duration: built ? DispatchTime.now().uptimeNanoseconds &- start : 0)
+            batch.add(sequence, event, to: tracer, late: outermost)
+        }
         if ownsBatch { batch.deliver() }
     }
 }

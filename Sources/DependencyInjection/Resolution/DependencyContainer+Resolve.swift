@@ -60,7 +60,7 @@ extension DependencyContainer {
         do {
             return try await resolve(provider, resolution)
         } catch {
-            resolution.trace?.abandon()
+            resolution.trace?.finish(outcome: nil)
             throw error
         }
     }
@@ -102,9 +102,11 @@ extension DependencyContainer {
             guard case .build = claim else { return (claim, nil as AnyObject?, state.tracer) }
             return (claim, state.overrides[key], state.tracer)
         })
-        let enclosing = Frame.current
+        // A cache hit needs neither the frame chain nor the owner, unless it is traced.
+        let served: Bool = if case .cached = claim { true } else { false }
+        let enclosing = served && tracer == nil ? nil : Frame.current
         var resolution = Resolution(
-            claim: claim, key: key, name: name, scope: scope, owner: .current, enclosing: enclosing,
+            claim: claim, key: key, name: name, scope: scope, owner: served ? .nobody : .current, enclosing: enclosing,
             override: ownOverride,
             trace: tracer.flatMap { Trace($0, name: name, type: type, scope: scope, enclosing: enclosing) })
         switch claim {
@@ -164,7 +166,6 @@ struct Resolution: @unchecked Sendable {
     var outcome = ResolutionEvent.Outcome.cached
 
     var site: Site { Site(name: .registration(name), fileID: key.file, line: key.line) }
-
 
     /// Runs `body`, the registration's closure, in this construction's frame.
     @usableFromInline

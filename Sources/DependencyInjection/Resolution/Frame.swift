@@ -16,6 +16,9 @@ struct Owner: Hashable, Sendable {
     private let id: Int
     private let isTask: Bool
 
+    /// Stands for no owner, where none is needed (a cache hit builds and waits for nothing).
+    static let nobody = Owner(id: 0, isTask: false)
+
     /// The task running this code, or the thread when no task does.
     static var current: Owner {
         if let task = withUnsafeCurrentTask(body: { $0?.hashValue }) {
