@@ -53,11 +53,23 @@ public import Testing
 /// > tasks (`Task.detached`) do not inherit task-local values and see the process-wide
 /// > `main`.
 public struct DependenciesTrait: TestTrait, SuiteTrait, TestScoping {
-    /// Prepares a test's container: installs overrides, stores values.
+    /// Prepares a test's container: installs overrides, stores values, seeds stores.
     ///
     /// It runs before the test, with the container already set as `main`, so objects it
-    /// creates resolve from the test's container too. An error it throws fails the test.
-    public typealias Configuration = @Sendable (DependencyContainer) throws -> Void
+    /// creates resolve from the test's container too. It runs on the main actor, so it may
+    /// name the registrations of a main-actor app module and build its objects, and it may
+    /// `await`, to seed an async store before the test starts:
+    ///
+    /// ```swift
+    /// @Test(.dependencies { container in
+    ///     container.override(\.feedStore) { @MainActor in StubFeedStore(items: ["a"]) }
+    ///     try await container.database().insert("a")
+    /// })
+    /// func showsWhatIsStored() async throws { … }
+    /// ```
+    ///
+    /// An error it throws fails the test.
+    public typealias Configuration = @MainActor @Sendable (DependencyContainer) async throws -> Void
 
     let parent: DependencyContainer?
     let configure: Configuration?
@@ -114,7 +126,7 @@ public struct DependenciesTrait: TestTrait, SuiteTrait, TestScoping {
             if scope.applied.contains(where: { $0 === identity }) {
                 return try await function()
             }
-            try DependencyContainer.withMain(scope.container) { try configure?(scope.container) }
+            try await DependencyContainer.withMain(scope.container) { try await configure?(scope.container) }
             try await TestScope.$current.withValue(scope.adding(identity)) { try await function() }
             return
         }
@@ -135,7 +147,7 @@ public struct DependenciesTrait: TestTrait, SuiteTrait, TestScoping {
         let outcome: Result<Void, any Error>
         do {
             try await DependencyContainer.withMain(container) {
-                for trait in traits { try trait.configure?(container) }
+                for trait in traits { try await trait.configure?(container) }
                 try await TestScope.$current.withValue(scope) { try await function() }
             }
             outcome = .success(())

@@ -58,10 +58,29 @@ open class DependencyTestCase: XCTestCase {
     /// Prepares each test's container before `setUp` runs; does nothing by default.
     ///
     /// Override it to install the overrides and values every test of the class needs.
-    /// Call `super` to keep a base class's configuration. It runs with the container
-    /// already set as `main`.
+    /// Call `super` to keep a base class's configuration. It runs on the main actor, where
+    /// XCTest runs tests, with the container already set as `main`, so it may name the
+    /// registrations of a main-actor app module and build its objects:
+    ///
+    /// ```swift
+    /// override func configureDependencies(_ container: DependencyContainer) {
+    ///     super.configureDependencies(container)
+    ///     container.override(\.feedStore) { @MainActor in StubFeedStore(items: ["a"]) }
+    /// }
+    /// ```
+    ///
+    /// To prepare the container with `await` (seeding an async store, say), do it in
+    /// `setUp() async throws`, which XCTest runs inside the same container:
+    ///
+    /// ```swift
+    /// override func setUp() async throws {
+    ///     try await super.setUp()
+    ///     try await dependencies.database().insert("a")
+    /// }
+    /// ```
     ///
     /// - Parameter container: The container of the test about to run.
+    @MainActor
     open func configureDependencies(_ container: DependencyContainer) {}
 
     /// The container of the running test; the same as `DependencyContainer.main` inside it.
@@ -99,7 +118,10 @@ open class DependencyTestCase: XCTestCase {
         testContainer = container
         LiveTestContainers.shared.begin(container)
         DependencyContainer.withMain(container) {
-            configureDependencies(container)
+            // XCTest runs a test case's methods on the main thread, one at a time; say so
+            // to the compiler, checked at run time.
+            nonisolated(unsafe) let testCase = self
+            MainActor.assumeIsolated { testCase.configureDependencies(container) }
             XCTestScope.$isRunning.withValue(true) { super.invokeTest() }
         }
         // Issues raised for this container off the test's thread fail the test now.

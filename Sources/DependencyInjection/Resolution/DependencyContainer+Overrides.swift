@@ -108,7 +108,7 @@ extension DependencyContainer {
 
     /// Installs or removes an override, then drops what was built from the old one here
     /// and in every descendant that does not override it itself.
-    private func replaceOverride(
+    func replaceOverride(
         of key: RegistrationKey, named name: StaticString, at keyPath: AnyKeyPath, with override: AnyObject?
     ) {
         RegistrationIdentity.note(keyPath, leadsTo: key, name: name, in: self)

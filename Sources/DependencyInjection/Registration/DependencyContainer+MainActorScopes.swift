@@ -1,0 +1,133 @@
+extension DependencyContainer {
+    /// A singleton of a value that lives on the main actor, which need not be `Sendable`.
+    ///
+    /// In main-actor code (an app module with main-actor default isolation, or a
+    /// `@MainActor` registration) a singleton may hold what main-actor code holds: a plain
+    /// protocol existential, a non-`Sendable` class. Mark the closure `@MainActor`, and the
+    /// compiler keeps the registration, and so every resolution of the instance, on the main
+    /// actor:
+    ///
+    /// ```swift
+    /// protocol FeedStore { func load() -> [String] }
+    /// final class LiveFeedStore: FeedStore { func load() -> [String] { ["a"] } }
+    ///
+    /// extension DependencyContainer {
+    ///     @MainActor var feedStore: Provider<any FeedStore> {
+    ///         singleton { @MainActor in LiveFeedStore() }
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// Without `@MainActor in`, Swift picks the
+    /// ``singleton(name:fileID:line:column:_:)->Provider<Value>`` that any thread may
+    /// resolve, and asks for a `Sendable` value (`type 'any FeedStore' does not conform to
+    /// the 'Sendable' protocol`): the compiler chooses between the two before it looks at
+    /// isolation, so the closure has to say it. A nonisolated registration cannot call this
+    /// one (`call to main actor-isolated instance method 'singleton'`).
+    ///
+    /// - Parameters:
+    ///   - name: The registration's name in messages; the property's name by default.
+    ///   - fileID: Part of the registration's identity; leave the default.
+    ///   - line: Part of the registration's identity; leave the default.
+    ///   - column: Part of the registration's identity; leave the default.
+    ///   - make: Builds the instance on the main actor.
+    /// - Returns: A provider of the property's declared type.
+    @MainActor @inlinable
+    public func singleton<Value>(
+        name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column,
+        _ make: @escaping @MainActor () -> Value
+    ) -> Provider<Value> {
+        Provider(self, .singleton, nil, name, fileID, line, column, { make() })
+    }
+
+    /// A singleton per distinct argument, of a value that lives on the main actor.
+    ///
+    /// ```swift
+    /// protocol Draft { var text: String { get set } }
+    /// final class LocalDraft: Draft { var text = "" }
+    ///
+    /// extension DependencyContainer {
+    ///     @MainActor subscript(draft id: Int) -> Provider<any Draft> {
+    ///         singleton(id) { @MainActor in LocalDraft() }
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - argument: The value that identifies the instance.
+    ///   - name: The registration's name in messages; the subscript's name by default.
+    ///   - fileID: Part of the registration's identity; leave the default.
+    ///   - line: Part of the registration's identity; leave the default.
+    ///   - column: Part of the registration's identity; leave the default.
+    ///   - make: Builds the instance for `argument` on the main actor.
+    /// - Returns: A provider of the subscript's declared type.
+    @MainActor @inlinable
+    public func singleton<Value, Argument: Hashable & Sendable>(
+        _ argument: Argument,
+        name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column,
+        _ make: @escaping @MainActor () -> Value
+    ) -> Provider<Value> {
+        Provider(self, .singleton, RegistrationKey.Argument(argument), name, fileID, line, column, { make() })
+    }
+
+    /// A weakly held instance that lives on the main actor, which need not be `Sendable`.
+    ///
+    /// ```swift
+    /// protocol ImageCache: AnyObject { func image(named: String) -> [UInt8]? }
+    /// final class MemoryImageCache: ImageCache { func image(named: String) -> [UInt8]? { nil } }
+    ///
+    /// extension DependencyContainer {
+    ///     @MainActor var imageCache: Provider<any ImageCache> {
+    ///         shared { @MainActor in MemoryImageCache() }
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - name: The registration's name in messages; the property's name by default.
+    ///   - fileID: Part of the registration's identity; leave the default.
+    ///   - line: Part of the registration's identity; leave the default.
+    ///   - column: Part of the registration's identity; leave the default.
+    ///   - make: Builds the instance on the main actor.
+    /// - Returns: A provider of the property's declared type.
+    @MainActor @inlinable
+    public func shared<Value>(
+        name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column,
+        _ make: @escaping @MainActor () -> Value
+    ) -> Provider<Value> {
+        Provider(self, .shared, nil, name, fileID, line, column, { make() })
+    }
+
+    /// A weakly held instance per distinct argument, that lives on the main actor.
+    ///
+    /// ```swift
+    /// protocol Thumbnails: AnyObject { var size: Int { get } }
+    /// final class ThumbnailCache: Thumbnails {
+    ///     let size: Int
+    ///     init(size: Int) { self.size = size }
+    /// }
+    ///
+    /// extension DependencyContainer {
+    ///     @MainActor subscript(thumbnails size: Int) -> Provider<any Thumbnails> {
+    ///         shared(size) { @MainActor in ThumbnailCache(size: size) }
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - argument: The value that identifies the instance.
+    ///   - name: The registration's name in messages; the subscript's name by default.
+    ///   - fileID: Part of the registration's identity; leave the default.
+    ///   - line: Part of the registration's identity; leave the default.
+    ///   - column: Part of the registration's identity; leave the default.
+    ///   - make: Builds the instance for `argument` on the main actor.
+    /// - Returns: A provider of the subscript's declared type.
+    @MainActor @inlinable
+    public func shared<Value, Argument: Hashable & Sendable>(
+        _ argument: Argument,
+        name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column,
+        _ make: @escaping @MainActor () -> Value
+    ) -> Provider<Value> {
+        Provider(self, .shared, RegistrationKey.Argument(argument), name, fileID, line, column, { make() })
+    }
+}

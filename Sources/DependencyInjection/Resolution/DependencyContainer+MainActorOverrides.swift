@@ -1,0 +1,65 @@
+extension DependencyContainer {
+    /// Replaces a registration with a closure that runs on the main actor, so that it may
+    /// build main-actor objects.
+    ///
+    /// In main-actor code (an app module with main-actor default isolation, a `@MainActor`
+    /// test) a replacement usually calls main-actor initializers. Mark the closure
+    /// `@MainActor` and it may:
+    ///
+    /// ```swift
+    /// protocol FeedStore { func load() -> [String] }
+    /// final class StubFeedStore: FeedStore { func load() -> [String] { ["stub"] } }
+    /// final class FeedService {
+    ///     let store: any FeedStore
+    ///     init(store: any FeedStore) { self.store = store }
+    /// }
+    ///
+    /// extension DependencyContainer {
+    ///     @MainActor var feedService: Provider<FeedService> {
+    ///         factory { FeedService(store: StubFeedStore()) }
+    ///     }
+    /// }
+    ///
+    /// @MainActor func useStubs(in container: DependencyContainer) {
+    ///     container.override(\.feedService) { @MainActor in FeedService(store: StubFeedStore()) }
+    /// }
+    /// ```
+    ///
+    /// Otherwise it behaves as
+    /// ``override(_:_:)-(KeyPath<DependencyContainer,Provider<Value>>,_)``: the replacement
+    /// keeps the registration's scope, and what was built from the old one is dropped.
+    ///
+    /// Without `@MainActor in`, Swift picks the override whose closure any thread may call,
+    /// and reports `call to main actor-isolated initializer … in a synchronous nonisolated
+    /// context`: it chooses between the two before it looks at isolation, so the closure
+    /// has to say it.
+    ///
+    /// > Important: Resolve the registration on the main actor. A main-actor registration
+    /// > can only be resolved there, and the compiler checks it. A nonisolated registration
+    /// > (one that a library declares, say) replaced with a main-actor closure and then
+    /// > resolved off the main actor stops with a message that names it, instead of
+    /// > running main-actor code on another thread.
+    ///
+    /// - Parameters:
+    ///   - keyPath: The provider to replace.
+    ///   - fileID: Where the override is installed, named if it is resolved off the main
+    ///     actor; leave the default.
+    ///   - line: The line of the override, with `fileID`; leave the default.
+    ///   - make: Builds the replacement, on the main actor.
+    @MainActor
+    public func override<Value>(
+        _ keyPath: KeyPath<DependencyContainer, Provider<Value>>,
+        fileID: StaticString = #fileID, line: UInt = #line,
+        _ make: @escaping @MainActor () -> Value
+    ) {
+        let provider = self[keyPath: keyPath]
+        let name = provider.name
+        let onMainActor = Override<Value> {
+            MainActor.preconditionIsolated(
+                "\(name) was overridden with a @MainActor closure (\(fileID):\(line)) and resolved off the main "
+                    + "actor. Resolve it on the main actor, or override it with a closure that is not @MainActor.")
+            return MainActor.assumeIsolated { Box(make()) }.value
+        }
+        replaceOverride(of: provider.key, named: name, at: keyPath, with: onMainActor)
+    }
+}
