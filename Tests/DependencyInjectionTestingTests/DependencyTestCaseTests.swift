@@ -4,6 +4,31 @@ import DependencyInjectionTesting
 import XCTest
 import Foundation
 
+/// Main-actor configuration and async preparation, as an app's test class writes them.
+final class AsyncPreparationTests: DependencyTestCase {
+    override func configureDependencies(_ container: DependencyContainer) {
+        super.configureDependencies(container)
+        // Runs on the main actor: it may build and override main-actor registrations.
+        container.override(\.screenModel) { @MainActor in ScreenModel(title: "configured") }
+    }
+
+    override func setUp() async throws {
+        try await super.setUp()
+        XCTAssertTrue(DependencyContainer.main === dependencies)
+        try await dependencies.eventStore().record("seeded in setUp")
+    }
+
+    func testAsyncSetUpSeedsTheTestsOwnStore() async throws {
+        let events = try await DependencyContainer.main.eventStore().events
+        XCTAssertEqual(events, ["seeded in setUp"])
+    }
+
+    @MainActor func testTheConfigurationOverridesAMainActorRegistration() {
+        XCTAssertEqual(dependencies.screenModel().title, "configured")
+        XCTAssertEqual(DependencyContainer.mocks.screenModel().title, "live")
+    }
+}
+
 final class DependencyTestCaseTests: DependencyTestCase {
     override func configureDependencies(_ container: DependencyContainer) {
         super.configureDependencies(container)
