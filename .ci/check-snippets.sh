@@ -1,0 +1,271 @@
+#!/usr/bin/env bash
+# Type-checks every ```swift block of README.md and of the DocC catalogs
+# (Sources/*/*.docc/**/*.md, found by glob, so a new article is checked without any list
+# to update) against the package's modules, and prints each failure at its markdown file
+# and line.
+#
+#   bash .ci/check-snippets.sh                  # builds the package in .build-snippets first
+#   bash .ci/check-snippets.sh --modules DIR    # uses a build's Modules dir (as .ci/run does)
+#
+# How a block is compiled
+#
+#   Each block is type-checked on its own, with `swiftc -typecheck -swift-version 6
+#   -warnings-as-errors -enable-upcoming-feature ExistentialAny`, as the `main.swift` of a
+#   module of its own, so top-level statements (`let x = ...`, `assert(...)`, `try await`)
+#   work. A block that contains `@main` is compiled as a library file instead. Before the
+#   block come:
+#   - an implicit `import DependencyInjection`; in the DependencyInjectionTesting catalog
+#     also `import DependencyInjectionTesting` and `import Testing`. Anything else a block
+#     uses (XCTest, Foundation, SwiftUI) it imports itself.
+#   - the file's setup blocks that stand above it (see the markers), in order.
+#   `import App` and `@testable import App` find an empty stand-in module: in the docs, the
+#   file's setup blocks play the app's code.
+#   A block that imports PackageDescription is a package manifest: it is checked alone,
+#   against the toolchain's manifest API, with no implicit import and no setup blocks.
+#   Compiler messages point at the markdown file and line (through `#sourceLocation`).
+#
+# Markers: an HTML comment on the last non-blank line above the block's opening fence.
+# DocC and GitHub do not render HTML comments, so readers see only the code.
+#
+#   <!-- snippet: setup -->
+#       Also compiled before every later block of the same file. Use it for the types and
+#       registrations an article's examples share, shown to readers ("The examples in this
+#       article use these types:"), or for a walkthrough whose steps build on each other.
+#       Blocks that are not setup blocks never see each other, so two of them may show
+#       alternative versions of one registration.
+#   <!-- snippet: apple-only -->
+#       Needs an Apple SDK (SwiftUI, UIKit): checked only where `import SwiftUI` compiles,
+#       skipped (and listed as skipped) elsewhere. The block should show readers why, for
+#       instance with its own `import SwiftUI`. `setup, apple-only` combines both; a block
+#       after an apple-only setup block is then apple-only too.
+#   <!-- snippet: expected-error: <text> -->
+#       Code that must NOT compile (like .ci/compile-failures): the check fails if the block
+#       compiles, or if no error message contains <text>.
+#
+# Every fenced code block must name its language (```swift, ```sh, ```text), so that no
+# Swift escapes the check by accident, and a `<!-- snippet: ... -->` comment that is not
+# right above a ```swift block is an error.
+#
+# Writing snippets (for contributors)
+#
+#   - Write complete code: declare registrations inside `extension DependencyContainer { }`,
+#     define every type a block uses in the block or in a setup block above it, and give
+#     placeholder bodies real code instead of `{ ... }` or `…`.
+#   - Keep it short: a type a block only passes around can be one line
+#     (`final class ImageCache: Sendable {}`).
+#   - A block can't be checked here? Mark it rather than leave it out: `apple-only` for
+#     Apple SDKs, `expected-error:` for code that shows what does not compile.
+#   - Code in tables and inline code spans is not extracted: check it by hand.
+#   - Run `bash .ci/check-snippets.sh` after editing any markdown file with Swift in it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+modules=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --modules) modules="$2"; shift 2 ;;
+        *) echo "usage: $0 [--modules <Modules dir of a swift build>]"; exit 2 ;;
+    esac
+done
+
+started=$SECONDS
+if [ -z "$modules" ]; then
+    scratch=.build-snippets
+    echo "==> Building the package in $scratch"
+    swift build --scratch-path "$scratch"
+    modules="$(swift build --scratch-path "$scratch" --show-bin-path)/Modules"
+fi
+[ -f "$modules/DependencyInjection.swiftmodule" ] || { echo "no DependencyInjection module in $modules"; exit 1; }
+
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+toolchain_lib="$(dirname "$(command -v swiftc)")/../lib/swift"
+manifest_api="$toolchain_lib/pm/ManifestAPI"
+
+# The empty stand-in for `@testable import App`.
+mkdir -p "$work/stand-ins"
+: > "$work/stand-ins/App.swift"
+swiftc -emit-module -parse-as-library -enable-testing -module-name App \
+    -emit-module-path "$work/stand-ins/App.swiftmodule" "$work/stand-ins/App.swift"
+
+swiftui=no
+echo 'import SwiftUI' > "$work/swiftui-probe.swift"
+if swiftc -typecheck "$work/swiftui-probe.swift" > /dev/null 2>&1; then swiftui=yes; fi
+
+# Extraction: one directory per block, holding the source to compile and a `kind` file.
+# Prints one line per block: <dir> <TAB> <kind> <TAB> <file:line> <TAB> <expected error>.
+files=(README.md)
+while IFS= read -r file; do files+=("$file"); done \
+    < <(find Sources -path '*.docc/*' -name '*.md' | LC_ALL=C sort)
+
+python3 - "$work" "${files[@]}" > "$work/blocks.tsv" <<'PYTHON'
+import os, re, sys
+
+work, paths = sys.argv[1], sys.argv[2:]
+FENCE = re.compile(r'^( *)(`{3,}|~{3,})\s*(.*?)\s*$')
+MARKER = re.compile(r'^\s*<!--\s*snippet:(.*?)-->\s*$')
+errors = []
+
+def implicit_imports(path):
+    modules = ['DependencyInjection']
+    if 'DependencyInjectionTesting.docc' in path:
+        modules += ['DependencyInjectionTesting', 'Testing']
+    return ''.join(f'import {m}\n' for m in modules)
+
+def parse_marker(path, number, text):
+    kinds, expected = set(), ''
+    text = text.strip()
+    if text.startswith('expected-error:'):
+        expected = text[len('expected-error:'):].strip()
+        if not expected:
+            errors.append(f'{path}:{number}: expected-error: needs the text the error must contain')
+        return {'fails'}, expected
+    for word in filter(None, (w.strip() for w in text.split(','))):
+        if word not in ('setup', 'apple-only'):
+            errors.append(f'{path}:{number}: unknown snippet marker "{word}" '
+                          '(setup, apple-only, expected-error: <text>)')
+        kinds.add(word)
+    return kinds, expected
+
+def blocks(path):
+    """Yields (first code line number, code lines, marker kinds, expected error)."""
+    lines = open(path, encoding='utf-8').read().split('\n')
+    i, used_markers = 0, set()
+    while i < len(lines):
+        match = FENCE.match(lines[i])
+        if not match:
+            i += 1
+            continue
+        indent, fence, info = len(match.group(1)), match.group(2), match.group(3)
+        start = i + 1
+        end = start
+        while end < len(lines):
+            close = FENCE.match(lines[end])
+            if close and close.group(2)[0] == fence[0] and len(close.group(2)) >= len(fence) \
+                    and not close.group(3):
+                break
+            end += 1
+        if not info:
+            errors.append(f'{path}:{i + 1}: a code block without a language: '
+                          'write ```swift, ```sh or ```text')
+        elif info.split()[0] == 'swift':
+            before = i - 1
+            while before >= 0 and not lines[before].strip():
+                before -= 1
+            kinds, expected = set(), ''
+            marker = MARKER.match(lines[before]) if before >= 0 else None
+            if marker:
+                used_markers.add(before)
+                kinds, expected = parse_marker(path, before + 1, marker.group(1))
+            code = [l[indent:] if l[:indent].strip() == '' else l for l in lines[start:end]]
+            yield start + 1, code, kinds, expected
+        i = end + 1
+    for number, line in enumerate(lines):
+        if MARKER.match(line) and number not in used_markers:
+            errors.append(f'{path}:{number + 1}: this snippet marker is not right above a ```swift block')
+
+def located(path, first, code):
+    return f'#sourceLocation(file: "{path}", line: {first})\n' + '\n'.join(code) + '\n'
+
+count = 0
+for path in paths:
+    setups = []   # (source, apple-only) of the setup blocks seen so far in this file
+    for first, code, kinds, expected in blocks(path):
+        count += 1
+        directory = os.path.join(work, f'block{count:03}')
+        os.makedirs(directory)
+        text = '\n'.join(code)
+        if re.search(r'^\s*import\s+PackageDescription\b', text, re.M):
+            kind, source = 'manifest', located(path, first, code)
+        else:
+            own = located(path, first, code)
+            source = implicit_imports(path) + ''.join(s for s, _ in setups) + own
+            apple = 'apple-only' in kinds or any(a for _, a in setups)
+            kind = 'fails' if 'fails' in kinds else 'apple-only' if apple else 'compiles'
+            if 'setup' in kinds:
+                setups.append((own, apple))
+        library = re.search(r'^\s*@main\b', source, re.M) is not None
+        name = 'snippet.swift' if library else 'main.swift'
+        with open(os.path.join(directory, name), 'w', encoding='utf-8') as out:
+            out.write(source + '#sourceLocation()\n')
+        print(f'{directory}\t{kind}\t{path}:{first}\t{expected}')
+
+if errors:
+    print('\n'.join(errors), file=sys.stderr)
+    sys.exit(1)
+PYTHON
+
+# Checks one block; writes `result` (ok, failed or skipped) and `log` in its directory.
+check_block() {
+    local directory="$1" kind="$2" expected="$3" source output
+    source="$(ls "$directory"/*.swift)"
+    local flags=(-typecheck -swift-version 6 -warnings-as-errors -diagnostic-style llvm)
+    if [ "$kind" = manifest ]; then
+        flags+=(-I "$manifest_api" -package-description-version 6.0)
+    else
+        flags+=(-enable-upcoming-feature ExistentialAny -I "$modules" -I "$work/stand-ins")
+    fi
+    [ "$(basename "$source")" = main.swift ] || flags+=(-parse-as-library)
+    if [ "$kind" = apple-only ] && [ "$swiftui" = no ]; then
+        echo skipped > "$directory/result"; return
+    fi
+    if output=$(swiftc "${flags[@]}" "$source" 2>&1); then
+        if [ "$kind" = fails ]; then
+            echo "compiles, but must fail with an error containing \"$expected\"" > "$directory/log"
+            echo failed > "$directory/result"
+        else
+            echo ok > "$directory/result"
+        fi
+    elif [ "$kind" = fails ] && grep -qF -- "$expected" <<<"$output"; then
+        echo ok > "$directory/result"
+    else
+        {
+            [ "$kind" != fails ] || echo "fails, but with no error containing \"$expected\":"
+            echo "$output"
+            if grep -qE "no such module '(SwiftUI|UIKit|AppKit)'" <<<"$output"; then
+                echo "(Apple-only code: mark the block <!-- snippet: apple-only -->)"
+            fi
+        } > "$directory/log"
+        echo failed > "$directory/result"
+    fi
+}
+
+echo "==> Type-checking the Swift blocks of the documentation"
+parallel="$(nproc 2>/dev/null || sysctl -n hw.ncpu 2>/dev/null || echo 2)"
+while IFS=$'\t' read -r directory kind location expected; do
+    check_block "$directory" "$kind" "$expected" &
+    while [ "$(jobs -rp | wc -l)" -ge "$parallel" ]; do wait -n || true; done
+done < "$work/blocks.tsv"
+wait
+
+failed=0 skipped=0 total=0
+: > "$work/failures"
+previous="" file_count=0 file_notes=""
+report_file() {
+    [ -z "$previous" ] || printf '  %s: %s blocks%s\n' "$previous" "$file_count" "$file_notes"
+}
+while IFS=$'\t' read -r directory kind location expected; do
+    file="${location%:*}"
+    if [ "$file" != "$previous" ]; then
+        report_file
+        previous="$file" file_count=0 file_notes=""
+    fi
+    total=$((total + 1)) file_count=$((file_count + 1))
+    case "$(cat "$directory/result")" in
+        ok) ;;
+        skipped)
+            skipped=$((skipped + 1)) file_notes+=", skipped (apple-only) at line ${location##*:}" ;;
+        *)
+            failed=$((failed + 1)) file_notes+=", FAILED at line ${location##*:}"
+            { echo; echo "FAILED: the block at $location"; sed 's/^/    /' "$directory/log"; } \
+                >> "$work/failures" ;;
+    esac
+done < "$work/blocks.tsv"
+report_file
+cat "$work/failures"
+
+echo
+echo "$total blocks in ${#files[@]} files: $((total - failed - skipped)) passed, $failed failed," \
+    "$skipped skipped ($((SECONDS - started))s)"
+[ "$failed" -eq 0 ]
