@@ -168,28 +168,36 @@ def blocks(path):
 def located(path, first, code):
     return f'#sourceLocation(file: "{path}", line: {first})\n' + '\n'.join(code) + '\n'
 
-count = 0
+def write_job(path, first, count, kind, source, expected=''):
+    global jobs
+    jobs += 1
+    directory = os.path.join(work, f'job{jobs:03}')
+    os.makedirs(directory)
+    library = re.search(r'^\s*@main\b', source, re.M) is not None
+    name = 'snippet.swift' if library else 'main.swift'
+    with open(os.path.join(directory, name), 'w', encoding='utf-8') as out:
+        out.write(source + '#sourceLocation()\n')
+    print(f'{directory}\t{kind}\t{path}:{first}\t{count}\t{expected}')
+
+jobs = 0
 for path in paths:
-    setups = []   # (source, apple-only) of the setup blocks seen so far in this file
-    for first, code, kinds, expected in blocks(path):
-        count += 1
-        directory = os.path.join(work, f'block{count:03}')
-        os.makedirs(directory)
-        text = '\n'.join(code)
-        if re.search(r'^\s*import\s+PackageDescription\b', text, re.M):
-            kind, source = 'manifest', located(path, first, code)
-        else:
-            own = located(path, first, code)
-            source = implicit_imports(path) + ''.join(s for s, _ in setups) + own
-            apple = 'apple-only' in kinds or any(a for _, a in setups)
-            kind = 'fails' if 'fails' in kinds else 'apple-only' if apple else 'compiles'
-            if 'setup' in kinds:
-                setups.append((own, apple))
-        library = re.search(r'^\s*@main\b', source, re.M) is not None
-        name = 'snippet.swift' if library else 'main.swift'
-        with open(os.path.join(directory, name), 'w', encoding='utf-8') as out:
-            out.write(source + '#sourceLocation()\n')
-        print(f'{directory}\t{kind}\t{path}:{first}\t{expected}')
+    found = list(blocks(path))
+    setups = [b for b in found if 'setup' in b[2]]
+    context = ''.join(located(path, first, code) for first, code, _, _ in setups)
+    context_apple = any('apple-only' in kinds for _, _, kinds, _ in setups)
+    if setups:
+        kind = 'apple-only' if context_apple else 'setup'
+        write_job(path, setups[0][0], len(setups), kind, implicit_imports(path) + context)
+    for first, code, kinds, expected in found:
+        if 'setup' in kinds:
+            continue
+        if re.search(r'^\s*import\s+PackageDescription\b', '\n'.join(code), re.M):
+            write_job(path, first, 1, 'manifest', located(path, first, code))
+            continue
+        apple = context_apple or 'apple-only' in kinds
+        kind = 'fails' if 'fails' in kinds else 'apple-only' if apple else 'compiles'
+        source = implicit_imports(path) + context + located(path, first, code)
+        write_job(path, first, 1, kind, source, expected)
 
 if errors:
     print('\n'.join(errors), file=sys.stderr)
@@ -233,39 +241,39 @@ check_block() {
 
 echo "==> Type-checking the Swift blocks of the documentation"
 parallel="$(nproc 2>/dev/null || sysctl -n hw.ncpu 2>/dev/null || echo 2)"
-while IFS=$'\t' read -r directory kind location expected; do
+while IFS=$'\t' read -r directory kind location blocks expected; do
     check_block "$directory" "$kind" "$expected" &
     while [ "$(jobs -rp | wc -l)" -ge "$parallel" ]; do wait -n || true; done
 done < "$work/blocks.tsv"
 wait
 
-failed=0 skipped=0 total=0
+passed=0 failed=0 skipped=0 total=0
 : > "$work/failures"
 previous="" file_count=0 file_notes=""
 report_file() {
     [ -z "$previous" ] || printf '  %s: %s blocks%s\n' "$previous" "$file_count" "$file_notes"
 }
-while IFS=$'\t' read -r directory kind location expected; do
+while IFS=$'\t' read -r directory kind location blocks expected; do
     file="${location%:*}"
     if [ "$file" != "$previous" ]; then
         report_file
         previous="$file" file_count=0 file_notes=""
     fi
-    total=$((total + 1)) file_count=$((file_count + 1))
+    what="the block at $location" line="line ${location##*:}"
+    if [ "$kind" = setup ]; then what="the setup blocks from $location on" line="the setup blocks"; fi
+    total=$((total + blocks)) file_count=$((file_count + blocks))
     case "$(cat "$directory/result")" in
-        ok) ;;
-        skipped)
-            skipped=$((skipped + 1)) file_notes+=", skipped (apple-only) at line ${location##*:}" ;;
+        ok) passed=$((passed + blocks)) ;;
+        skipped) skipped=$((skipped + blocks)) file_notes+=", skipped (apple-only): $line" ;;
         *)
-            failed=$((failed + 1)) file_notes+=", FAILED at line ${location##*:}"
-            { echo; echo "FAILED: the block at $location"; sed 's/^/    /' "$directory/log"; } \
-                >> "$work/failures" ;;
+            failed=$((failed + blocks)) file_notes+=", FAILED: $line"
+            { echo; echo "FAILED: $what"; sed 's/^/    /' "$directory/log"; } >> "$work/failures" ;;
     esac
 done < "$work/blocks.tsv"
 report_file
 cat "$work/failures"
 
 echo
-echo "$total blocks in ${#files[@]} files: $((total - failed - skipped)) passed, $failed failed," \
+echo "$total blocks in ${#files[@]} files: $passed passed, $failed failed," \
     "$skipped skipped ($((SECONDS - started))s)"
 [ "$failed" -eq 0 ]
