@@ -12,13 +12,13 @@
 #   Each block is type-checked on its own, with `swiftc -typecheck -swift-version 6
 #   -warnings-as-errors -enable-upcoming-feature ExistentialAny`, as the `main.swift` of a
 #   module of its own, so top-level statements (`let x = ...`, `assert(...)`, `try await`)
-#   work. A block that contains `@main` is compiled as a library file instead. Before the
-#   block come:
+#   work; a block that contains `@main` is compiled as a library file instead. The block
+#   is preceded by:
 #   - an implicit `import DependencyInjection`; in the DependencyInjectionTesting catalog
 #     also `import DependencyInjectionTesting` and `import Testing`. Anything else a block
 #     uses (XCTest, Foundation, SwiftUI) it imports itself.
-#   - the file's setup blocks that stand above it (see the markers), in order.
-#   `import App` and `@testable import App` find an empty stand-in module: in the docs, the
+#   - every setup block of its file (see the markers), in the order they appear.
+#   `import App` and `@testable import App` find an empty stand-in module, since the
 #   file's setup blocks play the app's code.
 #   A block that imports PackageDescription is a package manifest: it is checked alone,
 #   against the toolchain's manifest API, with no implicit import and no setup blocks.
@@ -28,16 +28,17 @@
 # DocC and GitHub do not render HTML comments, so readers see only the code.
 #
 #   <!-- snippet: setup -->
-#       Also compiled before every later block of the same file. Use it for the types and
+#       The file's context: compiled (once, together with the file's other setup blocks)
+#       before every other block of the file, wherever it stands. Use it for the types and
 #       registrations an article's examples share, shown to readers ("The examples in this
-#       article use these types:"), or for a walkthrough whose steps build on each other.
-#       Blocks that are not setup blocks never see each other, so two of them may show
-#       alternative versions of one registration.
+#       article use these types:"), and for the steps of a walkthrough that later blocks
+#       continue. Other blocks never see each other, so two of them may show alternative
+#       versions of one registration, but none may declare again what a setup block does.
 #   <!-- snippet: apple-only -->
 #       Needs an Apple SDK (SwiftUI, UIKit): checked only where `import SwiftUI` compiles,
-#       skipped (and listed as skipped) elsewhere. The block should show readers why, for
-#       instance with its own `import SwiftUI`. `setup, apple-only` combines both; a block
-#       after an apple-only setup block is then apple-only too.
+#       skipped (and reported as skipped) elsewhere. Let the block show readers why, for
+#       instance with its own `import SwiftUI`. `setup, apple-only` combines both; every
+#       block of a file with an apple-only setup block is then apple-only.
 #   <!-- snippet: expected-error: <text> -->
 #       Code that must NOT compile (like .ci/compile-failures): the check fails if the block
 #       compiles, or if no error message contains <text>.
@@ -49,14 +50,15 @@
 # Writing snippets (for contributors)
 #
 #   - Write complete code: declare registrations inside `extension DependencyContainer { }`,
-#     define every type a block uses in the block or in a setup block above it, and give
+#     define every type a block uses in the block or in a setup block, and give
 #     placeholder bodies real code instead of `{ ... }` or `…`.
 #   - Keep it short: a type a block only passes around can be one line
-#     (`final class ImageCache: Sendable {}`).
-#   - A block can't be checked here? Mark it rather than leave it out: `apple-only` for
+#     (`final class ImageCache: Sendable {}`, `struct UserSession { let id: String }`).
+#   - A snippet can't be checked here? Mark it rather than leave it out: `apple-only` for
 #     Apple SDKs, `expected-error:` for code that shows what does not compile.
 #   - Code in tables and inline code spans is not extracted: check it by hand.
-#   - Run `bash .ci/check-snippets.sh` after editing any markdown file with Swift in it.
+#   - A new article under Sources/*/*.docc/ is picked up as it is; run
+#     `bash .ci/check-snippets.sh` after editing any markdown file with Swift in it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -93,8 +95,9 @@ swiftui=no
 echo 'import SwiftUI' > "$work/swiftui-probe.swift"
 if swiftc -typecheck "$work/swiftui-probe.swift" > /dev/null 2>&1; then swiftui=yes; fi
 
-# Extraction: one directory per block, holding the source to compile and a `kind` file.
-# Prints one line per block: <dir> <TAB> <kind> <TAB> <file:line> <TAB> <expected error>.
+# Extraction: one directory per compilation (a block, or all setup blocks of a file), with
+# the source to compile. Prints a line for each:
+#   <dir> <TAB> <kind> <TAB> <file> <TAB> <which blocks> <TAB> <how many> <TAB> <expected error>
 files=(README.md)
 while IFS= read -r file; do files+=("$file"); done \
     < <(find Sources -path '*.docc/*' -name '*.md' | LC_ALL=C sort)
@@ -168,7 +171,7 @@ def blocks(path):
 def located(path, first, code):
     return f'#sourceLocation(file: "{path}", line: {first})\n' + '\n'.join(code) + '\n'
 
-def write_job(path, first, count, kind, source, expected=''):
+def write_job(path, which, count, kind, source, expected=''):
     global jobs
     jobs += 1
     directory = os.path.join(work, f'job{jobs:03}')
@@ -177,7 +180,7 @@ def write_job(path, first, count, kind, source, expected=''):
     name = 'snippet.swift' if library else 'main.swift'
     with open(os.path.join(directory, name), 'w', encoding='utf-8') as out:
         out.write(source + '#sourceLocation()\n')
-    print(f'{directory}\t{kind}\t{path}:{first}\t{count}\t{expected}')
+    print(f'{directory}\t{kind}\t{path}\t{which}\t{count}\t{expected}')
 
 jobs = 0
 for path in paths:
@@ -186,18 +189,19 @@ for path in paths:
     context = ''.join(located(path, first, code) for first, code, _, _ in setups)
     context_apple = any('apple-only' in kinds for _, _, kinds, _ in setups)
     if setups:
-        kind = 'apple-only' if context_apple else 'setup'
-        write_job(path, setups[0][0], len(setups), kind, implicit_imports(path) + context)
+        which = 'the setup blocks at lines ' + ', '.join(str(first) for first, _, _, _ in setups)
+        kind = 'apple-only' if context_apple else 'compiles'
+        write_job(path, which, len(setups), kind, implicit_imports(path) + context)
     for first, code, kinds, expected in found:
         if 'setup' in kinds:
             continue
         if re.search(r'^\s*import\s+PackageDescription\b', '\n'.join(code), re.M):
-            write_job(path, first, 1, 'manifest', located(path, first, code))
+            write_job(path, f'the block at line {first}', 1, 'manifest', located(path, first, code))
             continue
         apple = context_apple or 'apple-only' in kinds
         kind = 'fails' if 'fails' in kinds else 'apple-only' if apple else 'compiles'
         source = implicit_imports(path) + context + located(path, first, code)
-        write_job(path, first, 1, kind, source, expected)
+        write_job(path, f'the block at line {first}', 1, kind, source, expected)
 
 if errors:
     print('\n'.join(errors), file=sys.stderr)
@@ -241,7 +245,7 @@ check_block() {
 
 echo "==> Type-checking the Swift blocks of the documentation"
 parallel="$(nproc 2>/dev/null || sysctl -n hw.ncpu 2>/dev/null || echo 2)"
-while IFS=$'\t' read -r directory kind location blocks expected; do
+while IFS=$'\t' read -r directory kind file which blocks expected; do
     check_block "$directory" "$kind" "$expected" &
     while [ "$(jobs -rp | wc -l)" -ge "$parallel" ]; do wait -n || true; done
 done < "$work/blocks.tsv"
@@ -253,21 +257,18 @@ previous="" file_count=0 file_notes=""
 report_file() {
     [ -z "$previous" ] || printf '  %s: %s blocks%s\n' "$previous" "$file_count" "$file_notes"
 }
-while IFS=$'\t' read -r directory kind location blocks expected; do
-    file="${location%:*}"
+while IFS=$'\t' read -r directory kind file which blocks expected; do
     if [ "$file" != "$previous" ]; then
         report_file
         previous="$file" file_count=0 file_notes=""
     fi
-    what="the block at $location" line="line ${location##*:}"
-    if [ "$kind" = setup ]; then what="the setup blocks from $location on" line="the setup blocks"; fi
     total=$((total + blocks)) file_count=$((file_count + blocks))
     case "$(cat "$directory/result")" in
         ok) passed=$((passed + blocks)) ;;
-        skipped) skipped=$((skipped + blocks)) file_notes+=", skipped (apple-only): $line" ;;
+        skipped) skipped=$((skipped + blocks)) file_notes+="; skipped (apple-only): $which" ;;
         *)
-            failed=$((failed + blocks)) file_notes+=", FAILED: $line"
-            { echo; echo "FAILED: $what"; sed 's/^/    /' "$directory/log"; } >> "$work/failures" ;;
+            failed=$((failed + blocks)) file_notes+="; FAILED: $which"
+            { echo; echo "FAILED: $file, $which"; sed 's/^/    /' "$directory/log"; } >> "$work/failures" ;;
     esac
 done < "$work/blocks.tsv"
 report_file
