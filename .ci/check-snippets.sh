@@ -39,9 +39,14 @@
 #       skipped (and reported as skipped) elsewhere. Let the block show readers why, for
 #       instance with its own `import SwiftUI`. `setup, apple-only` combines both; every
 #       block of a file with an apple-only setup block is then apple-only.
+#   <!-- snippet: main-actor-default -->
+#       Compiled as the code of a module with main-actor default isolation, as new app
+#       projects are (`-default-isolation MainActor` and NonisolatedNonsendingByDefault,
+#       like the DefaultMainActorTests target). On a setup block: for the whole file.
 #   <!-- snippet: expected-error: <text> -->
 #       Code that must NOT compile (like .ci/compile-failures): the check fails if the block
-#       compiles, or if no error message contains <text>.
+#       compiles, or if no error message contains <text>. Combines with the words above:
+#       `<!-- snippet: main-actor-default, expected-error: <text> -->`.
 #
 # Every fenced code block must name its language (```swift, ```sh, ```text), so that no
 # Swift escapes the check by accident, and a `<!-- snippet: ... -->` comment that is not
@@ -97,7 +102,8 @@ if swiftc -typecheck "$work/swiftui-probe.swift" > /dev/null 2>&1; then swiftui=
 
 # Extraction: one directory per compilation (a block, or all setup blocks of a file), with
 # the source to compile. Prints a line for each:
-#   <dir> <TAB> <kind> <TAB> <file> <TAB> <which blocks> <TAB> <how many> <TAB> <expected error>
+#   <dir> <TAB> <kind> <TAB> <isolation> <TAB> <file> <TAB> <which blocks> <TAB> <how many>
+#   <TAB> <expected error>
 files=(README.md)
 while IFS= read -r file; do files+=("$file"); done \
     < <(find Sources -path '*.docc/*' -name '*.md' | LC_ALL=C sort)
@@ -118,17 +124,19 @@ def implicit_imports(path):
 
 def parse_marker(path, number, text):
     kinds, expected = set(), ''
-    text = text.strip()
-    if text.startswith('expected-error:'):
-        expected = text[len('expected-error:'):].strip()
+    text, _, expected = text.partition('expected-error:')
+    if _:
+        kinds.add('fails')
+        expected = expected.strip()
         if not expected:
             errors.append(f'{path}:{number}: expected-error: needs the text the error must contain')
-        return {'fails'}, expected
     for word in filter(None, (w.strip() for w in text.split(','))):
-        if word not in ('setup', 'apple-only'):
+        if word not in ('setup', 'apple-only', 'main-actor-default'):
             errors.append(f'{path}:{number}: unknown snippet marker "{word}" '
-                          '(setup, apple-only, expected-error: <text>)')
+                          '(setup, apple-only, main-actor-default, expected-error: <text>)')
         kinds.add(word)
+    if 'fails' in kinds and 'setup' in kinds:
+        errors.append(f'{path}:{number}: a setup block must compile: drop expected-error or setup')
     return kinds, expected
 
 def blocks(path):
@@ -171,7 +179,7 @@ def blocks(path):
 def located(path, first, code):
     return f'#sourceLocation(file: "{path}", line: {first})\n' + '\n'.join(code) + '\n'
 
-def write_job(path, which, count, kind, source, expected=''):
+def write_job(path, which, count, kind, source, expected='', isolation='-'):
     global jobs
     jobs += 1
     directory = os.path.join(work, f'job{jobs:03}')
@@ -180,7 +188,7 @@ def write_job(path, which, count, kind, source, expected=''):
     name = 'snippet.swift' if library else 'main.swift'
     with open(os.path.join(directory, name), 'w', encoding='utf-8') as out:
         out.write(source + '#sourceLocation()\n')
-    print(f'{directory}\t{kind}\t{path}\t{which}\t{count}\t{expected}')
+    print(f'{directory}\t{kind}\t{isolation}\t{path}\t{which}\t{count}\t{expected}')
 
 jobs = 0
 for path in paths:
@@ -188,10 +196,12 @@ for path in paths:
     setups = [b for b in found if 'setup' in b[2]]
     context = ''.join(located(path, first, code) for first, code, _, _ in setups)
     context_apple = any('apple-only' in kinds for _, _, kinds, _ in setups)
+    context_main_actor = any('main-actor-default' in kinds for _, _, kinds, _ in setups)
     if setups:
         which = 'the setup blocks at lines ' + ', '.join(str(first) for first, _, _, _ in setups)
         kind = 'apple-only' if context_apple else 'compiles'
-        write_job(path, which, len(setups), kind, implicit_imports(path) + context)
+        isolation = 'MainActor' if context_main_actor else '-'
+        write_job(path, which, len(setups), kind, implicit_imports(path) + context, '', isolation)
     for first, code, kinds, expected in found:
         if 'setup' in kinds:
             continue
@@ -200,8 +210,9 @@ for path in paths:
             continue
         apple = context_apple or 'apple-only' in kinds
         kind = 'fails' if 'fails' in kinds else 'apple-only' if apple else 'compiles'
+        isolation = 'MainActor' if context_main_actor or 'main-actor-default' in kinds else '-'
         source = implicit_imports(path) + context + located(path, first, code)
-        write_job(path, f'the block at line {first}', 1, kind, source, expected)
+        write_job(path, f'the block at line {first}', 1, kind, source, expected, isolation)
 
 if errors:
     print('\n'.join(errors), file=sys.stderr)
@@ -210,13 +221,18 @@ PYTHON
 
 # Checks one block; writes `result` (ok, failed or skipped) and `log` in its directory.
 check_block() {
-    local directory="$1" kind="$2" expected="$3" source output
+    local directory="$1" kind="$2" isolation="$3" expected="$4" source output
     source="$(ls "$directory"/*.swift)"
     local flags=(-typecheck -swift-version 6 -warnings-as-errors -diagnostic-style llvm)
     if [ "$kind" = manifest ]; then
         flags+=(-I "$manifest_api" -package-description-version 6.0)
     else
         flags+=(-enable-upcoming-feature ExistentialAny -I "$modules" -I "$work/stand-ins")
+    fi
+    if [ "$isolation" = MainActor ]; then
+        # As the DefaultMainActorTests target of Package.swift, built the way new app
+        # projects are.
+        flags+=(-default-isolation MainActor -enable-upcoming-feature NonisolatedNonsendingByDefault)
     fi
     [ "$(basename "$source")" = main.swift ] || flags+=(-parse-as-library)
     if [ "$kind" = apple-only ] && [ "$swiftui" = no ]; then
@@ -245,8 +261,8 @@ check_block() {
 
 echo "==> Type-checking the Swift blocks of the documentation"
 parallel="$(nproc 2>/dev/null || sysctl -n hw.ncpu 2>/dev/null || echo 2)"
-while IFS=$'\t' read -r directory kind file which blocks expected; do
-    check_block "$directory" "$kind" "$expected" &
+while IFS=$'\t' read -r directory kind isolation file which blocks expected; do
+    check_block "$directory" "$kind" "$isolation" "$expected" &
     while [ "$(jobs -rp | wc -l)" -ge "$parallel" ]; do wait -n || true; done
 done < "$work/blocks.tsv"
 wait
@@ -257,7 +273,7 @@ previous="" file_count=0 file_notes=""
 report_file() {
     [ -z "$previous" ] || printf '  %s: %s blocks%s\n' "$previous" "$file_count" "$file_notes"
 }
-while IFS=$'\t' read -r directory kind file which blocks expected; do
+while IFS=$'\t' read -r directory kind isolation file which blocks expected; do
     if [ "$file" != "$previous" ]; then
         report_file
         previous="$file" file_count=0 file_notes=""
