@@ -65,15 +65,15 @@
 #   - A new article under Sources/*/*.docc/ is picked up as it is; run
 #     `bash .ci/check-snippets.sh` after editing any markdown file with Swift in it.
 set -euo pipefail
-cd "$(dirname "$0")/.."
 
 modules=""
 while [ $# -gt 0 ]; do
     case "$1" in
-        --modules) modules="$2"; shift 2 ;;
+        --modules) modules="$(cd "$2" && pwd)"; shift 2 ;;
         *) echo "usage: $0 [--modules <Modules dir of a swift build>]"; exit 2 ;;
     esac
 done
+cd "$(dirname "$0")/.."
 
 started=$SECONDS
 if [ -z "$modules" ]; then
