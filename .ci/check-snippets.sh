@@ -269,7 +269,7 @@ wait
 
 passed=0 failed=0 skipped=0 total=0
 : > "$work/failures"
-previous="" file_count=0 file_notes=""
+previous="" file_count=0 file_notes="" failed_setup=""
 report_file() {
     [ -z "$previous" ] || printf '  %s: %s blocks%s\n' "$previous" "$file_count" "$file_notes"
 }
@@ -284,6 +284,12 @@ while IFS=$'\t' read -r directory kind isolation file which blocks expected; do
         skipped) skipped=$((skipped + blocks)) file_notes+="; skipped (apple-only): $which" ;;
         *)
             failed=$((failed + blocks)) file_notes+="; FAILED: $which"
+            if [ "$file" = "$failed_setup" ]; then
+                # The setup blocks' errors again: they are listed once, with the setup.
+                echo "FAILED: $file, $which (fix the setup blocks first)" >> "$work/failures"
+                continue
+            fi
+            case "$which" in "the setup blocks"*) failed_setup="$file" ;; esac
             { echo; echo "FAILED: $file, $which"; sed 's/^/    /' "$directory/log"; } >> "$work/failures" ;;
     esac
 done < "$work/blocks.tsv"
