@@ -22,8 +22,8 @@
 ///
 /// Create providers with
 /// ``DependencyContainer/factory(name:fileID:line:column:_:)->Provider<Value>``,
-/// ``DependencyContainer/singleton(name:fileID:line:column:_:)->Provider<Value>`` and
-/// ``DependencyContainer/shared(name:fileID:line:column:_:)->Provider<Value>``, or their
+/// ``DependencyContainer/singleton(name:fileID:line:column:_:)-(_,_,_,_,()->Value)->Provider<Value>`` and
+/// ``DependencyContainer/shared(name:fileID:line:column:_:)-(_,_,_,_,()->Value)->Provider<Value>``, or their
 /// parameterized forms, and read <doc:RegisteringDependencies> and <doc:Scopes> for when to
 /// use which.
 public struct Provider<Value> {
@@ -91,9 +91,9 @@ public enum DependencyScope: String, Sendable, Hashable, CaseIterable {
     /// ``DependencyContainer/factory(name:fileID:line:column:_:)->Provider<Value>``.
     case factory
     /// Built once per container and kept until reset or overridden:
-    /// ``DependencyContainer/singleton(name:fileID:line:column:_:)->Provider<Value>``.
+    /// ``DependencyContainer/singleton(name:fileID:line:column:_:)-(_,_,_,_,()->Value)->Provider<Value>``.
     case singleton
     /// Held weakly and reused while something else holds it:
-    /// ``DependencyContainer/shared(name:fileID:line:column:_:)->Provider<Value>``.
+    /// ``DependencyContainer/shared(name:fileID:line:column:_:)-(_,_,_,_,()->Value)->Provider<Value>``.
     case shared
 }
