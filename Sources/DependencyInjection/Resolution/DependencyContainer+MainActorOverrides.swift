@@ -55,9 +55,14 @@ extension DependencyContainer {
         let provider = self[keyPath: keyPath]
         let name = provider.name
         let onMainActor = Override<Value> {
-            MainActor.preconditionIsolated(
+            let misuse = {
                 "\(name) was overridden with a @MainActor closure (\(fileID):\(line)) and resolved off the main "
-                    + "actor. Resolve it on the main actor, or override it with a closure that is not @MainActor.")
+                    + "actor. Resolve it on the main actor, or override it with a closure that is not @MainActor."
+            }
+            // The runtime's own check stops without the message on Linux, and a precondition
+            // drops it in release builds: say it first, in every build.
+            if !MainQueue.isCurrent { fatalError(misuse()) }
+            MainActor.preconditionIsolated(misuse())
             return MainActor.assumeIsolated { Box(make()) }.value
         }
         replaceOverride(of: provider.key, named: name, at: keyPath, with: onMainActor)
