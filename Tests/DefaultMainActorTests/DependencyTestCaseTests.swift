@@ -5,23 +5,36 @@ import XCTest
 
 /// An XCTest case class of the app module: main-actor overrides in
 /// `configureDependencies`, async seeding in `setUp() async throws`, a container per test.
+///
+/// How it is declared is what compiles in a main-actor module today (Swift 6.3):
+/// - `nonisolated` class: with main-actor default isolation the class, and so the
+///   initializer it inherits from `XCTestCase` (`init(name:testClosure:)` on Linux), would
+///   be inferred `@MainActor`, which the compiler rejects as "different actor isolation
+///   from nonisolated overridden declaration".
+/// - `@MainActor` on each member that touches the app: XCTest calls them on the main
+///   thread, and async ones hop to the main actor.
+/// - No `super.setUp()` in the `@MainActor` async `setUp`: `XCTestCase`'s does nothing,
+///   and calling it from the main actor sends `self` off it ("sending value of
+///   non-Sendable type 'DependencyTestCase' risks causing data races").
 @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
 nonisolated final class FeedDependencyTestCaseTests: DependencyTestCase {
+    private var model: FeedViewModel?
+
     @MainActor override func configureDependencies(_ container: DependencyContainer) {
         super.configureDependencies(container)
         container.override(\.feedStore) { @MainActor in StubFeedStore(items: ["configured"]) }
     }
 
-    @concurrent override func setUp() async throws {
-        try await super.setUp()
+    @MainActor override func setUp() async throws {
         XCTAssertTrue(DependencyContainer.main === dependencies)
         let rows = try await dependencies.database().all()
         XCTAssertEqual(rows, [], "rows written by another test are visible")
         try await dependencies.database().insert("set-up")
+        model = FeedViewModel()
     }
 
-    @MainActor func testTheConfigurationReachesObjectsTheTestCreates() {
-        let model = FeedViewModel()
+    @MainActor func testTheConfigurationReachesObjectsMadeInSetUp() throws {
+        let model = try XCTUnwrap(model)
         model.load()
         XCTAssertEqual(model.items, ["configured"])
         XCTAssertTrue(model.$store.container === dependencies)
