@@ -59,8 +59,8 @@ extension DependencyContainer {
                 "\(name) was overridden with a @MainActor closure (\(fileID):\(line)) and resolved off the main "
                     + "actor. Resolve it on the main actor, or override it with a closure that is not @MainActor."
             }
-            // The runtime's own check stops without the message on Linux, and a precondition
-            // drops it in release builds: say it first, in every build.
+            // The runtime's own check may stop inside libdispatch without the message: say
+            // it first (`fatalError`, which release builds print too).
             if !MainQueue.isCurrent { fatalError(misuse()) }
             MainActor.preconditionIsolated(misuse())
             return MainActor.assumeIsolated { Box(make()) }.value

@@ -1,12 +1,20 @@
+#if canImport(Darwin)
+import Darwin
+#else
 import Dispatch
+#endif
 
-/// Whether the caller runs on the main queue, which is where the main actor runs, asked
-/// without stopping the process.
+/// Whether the caller runs where the main actor runs, asked without stopping the process.
 ///
-/// `MainActor.preconditionIsolated` off the main actor stops on Linux inside libdispatch
-/// (`dispatch_assert_queue`) before it prints its message; a check that must name what
-/// went wrong asks this first.
+/// Off the main actor, `MainActor.preconditionIsolated` ends in libdispatch's
+/// `dispatch_assert_queue`, which stops the process before the message is printed (seen on
+/// Linux); a check that must name what went wrong asks this first: on Apple platforms
+/// whether this is the main thread, elsewhere whether the main queue is running (what
+/// `dispatch_assert_queue` checks).
 enum MainQueue {
+    #if canImport(Darwin)
+    static var isCurrent: Bool { pthread_main_np() != 0 }
+    #else
     private static let key: DispatchSpecificKey<Bool> = {
         let key = DispatchSpecificKey<Bool>()
         DispatchQueue.main.setSpecific(key: key, value: true)
@@ -17,4 +25,5 @@ enum MainQueue {
     static var isCurrent: Bool {
         DispatchQueue.getSpecific(key: key) ?? false
     }
+    #endif
 }
