@@ -19,11 +19,13 @@ let package = Package(
             dependencies: ["DependencyInjection", "DependencyInjectionTesting"]
         ),
         // A module built the way new app projects are: main-actor default isolation and
-        // nonisolated(nonsending) async functions. It proves registration and injection
-        // read the same there. (`.defaultIsolation` needs tools 6.2; the flag does not.)
+        // nonisolated(nonsending) async functions, written as an app is: plain protocols and
+        // classes, main-actor registrations and overrides, an @Observable view model, and
+        // tests with the testing product. (`.defaultIsolation` needs tools 6.2; the flag
+        // does not.)
         .testTarget(
             name: "DefaultMainActorTests",
-            dependencies: ["DependencyInjection"],
+            dependencies: ["DependencyInjection", "DependencyInjectionTesting"],
             swiftSettings: [
                 .unsafeFlags(["-default-isolation", "MainActor"]),
                 .enableUpcomingFeature("NonisolatedNonsendingByDefault"),

@@ -55,9 +55,14 @@ extension DependencyContainer {
         let provider = self[keyPath: keyPath]
         let name = provider.name
         let onMainActor = Override<Value> {
-            MainActor.preconditionIsolated(
+            let misuse = {
                 "\(name) was overridden with a @MainActor closure (\(fileID):\(line)) and resolved off the main "
-                    + "actor. Resolve it on the main actor, or override it with a closure that is not @MainActor.")
+                    + "actor. Resolve it on the main actor, or override it with a closure that is not @MainActor."
+            }
+            // The runtime's own check may stop inside libdispatch without the message: say
+            // it first (`fatalError`, which release builds print too).
+            if !MainQueue.isCurrent { fatalError(misuse()) }
+            MainActor.preconditionIsolated(misuse())
             return MainActor.assumeIsolated { Box(make()) }.value
         }
         replaceOverride(of: provider.key, named: name, at: keyPath, with: onMainActor)
