@@ -37,7 +37,7 @@ extension DependencyContainer {
         name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column,
         _ make: @escaping @MainActor () -> Value
     ) -> Provider<Value> {
-        Provider(self, .singleton, nil, name, fileID, line, column, { make() })
+        Provider(self, .singleton, nil, name, fileID, line, column, MainActor.shared, { make() })
     }
 
     /// A singleton per distinct argument, of a value that lives on the main actor.
@@ -67,7 +67,7 @@ extension DependencyContainer {
         name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column,
         _ make: @escaping @MainActor () -> Value
     ) -> Provider<Value> {
-        Provider(self, .singleton, RegistrationKey.Argument(argument), name, fileID, line, column, { make() })
+        Provider(self, .singleton, RegistrationKey.Argument(argument), name, fileID, line, column, MainActor.shared, { make() })
     }
 
     /// A weakly held instance that lives on the main actor, which need not be `Sendable`.
@@ -95,7 +95,7 @@ extension DependencyContainer {
         name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column,
         _ make: @escaping @MainActor () -> Value
     ) -> Provider<Value> {
-        Provider(self, .shared, nil, name, fileID, line, column, { make() })
+        Provider(self, .shared, nil, name, fileID, line, column, MainActor.shared, { make() })
     }
 
     /// A weakly held instance per distinct argument, that lives on the main actor.
@@ -128,6 +128,6 @@ extension DependencyContainer {
         name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column,
         _ make: @escaping @MainActor () -> Value
     ) -> Provider<Value> {
-        Provider(self, .shared, RegistrationKey.Argument(argument), name, fileID, line, column, { make() })
+        Provider(self, .shared, RegistrationKey.Argument(argument), name, fileID, line, column, MainActor.shared, { make() })
     }
 }

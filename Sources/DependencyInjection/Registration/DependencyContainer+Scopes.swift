@@ -15,15 +15,18 @@ extension DependencyContainer {
     ///   - fileID: Part of the registration's identity; leave the default.
     ///   - line: Part of the registration's identity; leave the default.
     ///   - column: Part of the registration's identity; leave the default.
+    ///   - isolation: The registration's actor, checked when it is resolved; leave the
+    ///     default.
     ///   - make: Builds an instance. It runs without any container lock held and may
     ///     resolve other dependencies through `self`.
     /// - Returns: A provider of the property's declared type.
     @inlinable
     public func factory<Value>(
         name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column,
+        isolation: (any Actor)? = #isolation,
         _ make: @escaping () -> Value
     ) -> Provider<Value> {
-        Provider(self, .factory, nil, name, fileID, line, column, make)
+        Provider(self, .factory, nil, name, fileID, line, column, isolation, make)
     }
 
     /// A provider that builds a new instance on every resolution, identified by an
@@ -45,15 +48,18 @@ extension DependencyContainer {
     ///   - fileID: Part of the registration's identity; leave the default.
     ///   - line: Part of the registration's identity; leave the default.
     ///   - column: Part of the registration's identity; leave the default.
+    ///   - isolation: The registration's actor, checked when it is resolved; leave the
+    ///     default.
     ///   - make: Builds an instance for `argument`.
     /// - Returns: A provider of the subscript's declared type.
     @inlinable
     public func factory<Value, Argument: Hashable & Sendable>(
         _ argument: Argument,
         name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column,
+        isolation: (any Actor)? = #isolation,
         _ make: @escaping () -> Value
     ) -> Provider<Value> {
-        Provider(self, .factory, RegistrationKey.Argument(argument), name, fileID, line, column, make)
+        Provider(self, .factory, RegistrationKey.Argument(argument), name, fileID, line, column, isolation, make)
     }
 
     /// A provider whose instance is built once per container and then reused.
@@ -71,14 +77,17 @@ extension DependencyContainer {
     ///   - fileID: Part of the registration's identity; leave the default.
     ///   - line: Part of the registration's identity; leave the default.
     ///   - column: Part of the registration's identity; leave the default.
+    ///   - isolation: The registration's actor, checked when it is resolved; leave the
+    ///     default.
     ///   - make: Builds the instance. It runs without any container lock held.
     /// - Returns: A provider of the property's declared type.
     @inlinable
     public func singleton<Value: Sendable>(
         name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column,
+        isolation: (any Actor)? = #isolation,
         _ make: @escaping () -> Value
     ) -> Provider<Value> {
-        Provider(self, .singleton, nil, name, fileID, line, column, make)
+        Provider(self, .singleton, nil, name, fileID, line, column, isolation, make)
     }
 
     /// A provider of one instance per distinct argument, kept like a singleton.
@@ -101,15 +110,18 @@ extension DependencyContainer {
     ///   - fileID: Part of the registration's identity; leave the default.
     ///   - line: Part of the registration's identity; leave the default.
     ///   - column: Part of the registration's identity; leave the default.
+    ///   - isolation: The registration's actor, checked when it is resolved; leave the
+    ///     default.
     ///   - make: Builds the instance for `argument`.
     /// - Returns: A provider of the subscript's declared type.
     @inlinable
     public func singleton<Value: Sendable, Argument: Hashable & Sendable>(
         _ argument: Argument,
         name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column,
+        isolation: (any Actor)? = #isolation,
         _ make: @escaping () -> Value
     ) -> Provider<Value> {
-        Provider(self, .singleton, RegistrationKey.Argument(argument), name, fileID, line, column, make)
+        Provider(self, .singleton, RegistrationKey.Argument(argument), name, fileID, line, column, isolation, make)
     }
 
     /// A provider whose instance is reused while something else holds it.
@@ -131,14 +143,17 @@ extension DependencyContainer {
     ///   - fileID: Part of the registration's identity; leave the default.
     ///   - line: Part of the registration's identity; leave the default.
     ///   - column: Part of the registration's identity; leave the default.
+    ///   - isolation: The registration's actor, checked when it is resolved; leave the
+    ///     default.
     ///   - make: Builds the instance.
     /// - Returns: A provider of the property's declared type.
     @inlinable
     public func shared<Value: Sendable>(
         name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column,
+        isolation: (any Actor)? = #isolation,
         _ make: @escaping () -> Value
     ) -> Provider<Value> {
-        Provider(self, .shared, nil, name, fileID, line, column, make)
+        Provider(self, .shared, nil, name, fileID, line, column, isolation, make)
     }
 
     /// A provider of one weakly held instance per distinct argument.
@@ -155,14 +170,17 @@ extension DependencyContainer {
     ///   - fileID: Part of the registration's identity; leave the default.
     ///   - line: Part of the registration's identity; leave the default.
     ///   - column: Part of the registration's identity; leave the default.
+    ///   - isolation: The registration's actor, checked when it is resolved; leave the
+    ///     default.
     ///   - make: Builds the instance for `argument`.
     /// - Returns: A provider of the subscript's declared type.
     @inlinable
     public func shared<Value: Sendable, Argument: Hashable & Sendable>(
         _ argument: Argument,
         name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column,
+        isolation: (any Actor)? = #isolation,
         _ make: @escaping () -> Value
     ) -> Provider<Value> {
-        Provider(self, .shared, RegistrationKey.Argument(argument), name, fileID, line, column, make)
+        Provider(self, .shared, RegistrationKey.Argument(argument), name, fileID, line, column, isolation, make)
     }
 }

@@ -35,7 +35,7 @@ extension DependencyContainer {
     public func unimplemented<Value: Sendable>(
         _ name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column
     ) -> Provider<Value> {
-        Provider(self, .singleton, nil, name, fileID, line, column) {
+        Provider(self, .singleton, nil, name, fileID, line, column, nil) {
             fatalError(UnimplementedMessage.stop(name), file: fileID, line: line)
         }
     }
@@ -71,7 +71,7 @@ extension DependencyContainer {
         _ name: StaticString = #function, placeholder: @autoclosure @escaping () -> Value,
         fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column
     ) -> Provider<Value> {
-        Provider(self, .singleton, nil, name, fileID, line, column) {
+        Provider(self, .singleton, nil, name, fileID, line, column, nil) {
             DependencyIssue(
                 dependency: name.description,
                 message: UnimplementedMessage.placeholder(name),

@@ -32,18 +32,23 @@ public struct Provider<Value> {
     @usableFromInline let name: StaticString
     @usableFromInline let scope: DependencyScope
     @usableFromInline let make: () -> Value
+    /// The actor the registration is isolated to (`MainActor` for a `@MainActor`
+    /// property), or `nil`: a key path can carry a main-actor registration off the main
+    /// actor where the compiler cannot see it, so resolution checks this.
+    @usableFromInline let isolation: (any Actor)?
 
     /// A provider declared at a call site of `factory`, `singleton` or `shared`.
     @inlinable
     init(
         _ container: DependencyContainer, _ scope: DependencyScope, _ argument: RegistrationKey.Argument?,
-        _ name: StaticString, _ fileID: StaticString, _ line: UInt, _ column: UInt,
+        _ name: StaticString, _ fileID: StaticString, _ line: UInt, _ column: UInt, _ isolation: (any Actor)?,
         _ make: @escaping () -> Value
     ) {
         self.container = container
         self.key = RegistrationKey(file: fileID, line: line, column: column, type: Value.self, argument: argument)
         self.name = name
         self.scope = scope
+        self.isolation = isolation
         self.make = make
     }
 

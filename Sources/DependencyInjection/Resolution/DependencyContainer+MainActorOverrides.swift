@@ -55,14 +55,9 @@ extension DependencyContainer {
         let provider = self[keyPath: keyPath]
         let name = provider.name
         let onMainActor = Override<Value> {
-            let misuse = {
+            MainActorThread.check(
                 "\(name) was overridden with a @MainActor closure (\(fileID):\(line)) and resolved off the main "
-                    + "actor. Resolve it on the main actor, or override it with a closure that is not @MainActor."
-            }
-            // The runtime's own check may stop inside libdispatch without the message: say
-            // it first (`fatalError`, which release builds print too).
-            if !MainQueue.isCurrent { fatalError(misuse()) }
-            MainActor.preconditionIsolated(misuse())
+                    + "actor. Resolve it on the main actor, or override it with a closure that is not @MainActor.")
             return MainActor.assumeIsolated { Box(make()) }.value
         }
         replaceOverride(of: provider.key, named: name, at: keyPath, with: onMainActor)

@@ -1,3 +1,5 @@
+import Dispatch
+
 /// The type-erased face of a ``Box``: what caches, in-flight constructions and
 /// `@Dependency` properties store.
 @usableFromInline
@@ -15,16 +17,49 @@ class AnyBox: @unchecked Sendable {
 /// let box: AnyBox = Box(URLSessionHTTPClient())
 /// ```
 @usableFromInline
-final class Box<Value>: AnyBox, @unchecked Sendable {
-    // @unchecked: immutable after init; the registration helpers that cache a value across
-    // threads require it to be `Sendable`.
-    @usableFromInline let value: Value
+class Box<Value>: AnyBox, @unchecked Sendable {
+    // @unchecked: set once in init (and emptied only by `MainActorBox`'s deinit, when no one
+    // else can read it); the registration helpers that cache a value across threads require
+    // it to be `Sendable`, or keep it on the main actor (`MainActorBox`).
+    @usableFromInline final var stored: Value?
     @usableFromInline init(_ value: Value) {
-        self.value = value
+        self.stored = value
         super.init()
     }
 
-    override var object: AnyObject { value as AnyObject }
+    /// The value; present until the box is released.
+    @inlinable final var value: Value { stored.unsafelyUnwrapped }
+
+    override final var object: AnyObject { value as AnyObject }
+}
+
+/// The box of a value a main-actor registration cached, which may not be `Sendable`: it is
+/// released on the main actor, wherever the container drops it (a `reset()` or an
+/// `override` on another thread, a test's container at the end of the test).
+///
+/// ```swift
+/// let box: AnyBox = MainActorBox(LiveFeedStore())   // LiveFeedStore's deinit runs on main
+/// ```
+@usableFromInline
+final class MainActorBox<Value>: Box<Value>, @unchecked Sendable {
+    @usableFromInline override init(_ value: Value) { super.init(value) }
+
+    deinit {
+        guard !MainActorThread.isCurrent else { return }
+        // Moves the value out, so that the block holds its only reference: whichever of
+        // this thread and the main queue let go last would otherwise run its deinit.
+        let last = MainActorRelease(stored.take())
+        DispatchQueue.main.async { last.release() }
+    }
+}
+
+/// Carries the last reference of a main-actor value to the main queue, and drops it there,
+/// in the block: the block itself may be freed by the thread that submitted it.
+private final class MainActorRelease<Value>: @unchecked Sendable {
+    // @unchecked: set before the block is submitted, cleared once inside it.
+    private var value: Value?
+    init(_ value: Value?) { self.value = value }
+    func release() { value = nil }
 }
 
 /// A replacement closure installed by

@@ -1,0 +1,58 @@
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import Dispatch
+
+/// Whether the caller runs where the main actor runs, asked without stopping the process.
+///
+/// The runtime's own check (`MainActor.preconditionIsolated`) stops inside libdispatch on
+/// Linux before it prints its message; a check that must say what went wrong asks this
+/// first:
+///
+/// ```swift
+/// MainActorThread.check("feedStore is a main-actor registration resolved off the main actor")
+/// ```
+///
+/// On Apple platforms that is the main thread. On Linux the main actor runs on the main
+/// queue, which a worker thread drains once the main thread calls `dispatchMain()` (as test
+/// runners do), and on the main thread itself, also inside a `sync` block of another queue;
+/// so either is enough. The main thread is the one whose id is the process id, with
+/// `gettid` looked up at run time because its declaration needs `_GNU_SOURCE`.
+enum MainActorThread {
+    #if canImport(Darwin)
+    static var isCurrent: Bool { pthread_main_np() != 0 }
+    #else
+    private typealias ThreadID = @convention(c) () -> pid_t
+    private static let threadID: ThreadID? = dlsym(nil, "gettid").map { unsafeBitCast($0, to: ThreadID.self) }
+    private static let mainQueue: DispatchSpecificKey<Bool> = {
+        let key = DispatchSpecificKey<Bool>()
+        DispatchQueue.main.setSpecific(key: key, value: true)
+        return key
+    }()
+
+    static var isCurrent: Bool {
+        DispatchQueue.getSpecific(key: mainQueue) ?? false || threadID.map { $0() == getpid() } ?? false
+    }
+    #endif
+
+    /// Stops with `misuse` unless the caller runs on the main actor.
+    static func check(_ misuse: @autoclosure () -> String) {
+        if isCurrent { return }
+        #if canImport(Darwin)
+        fatalError(misuse())
+        #else
+        // One case escapes `isCurrent` on Linux: main-actor code in a `sync` block of another
+        // queue, run by a worker that drains the main queue. The runtime tracks that case,
+        // but stops without a message when the caller is really off the main actor: say
+        // what it means first, then let the runtime decide.
+        let message = misuse()
+        let line = "Fatal error: \(message)\n"
+        _ = write(STDERR_FILENO, line, line.utf8.count)
+        MainActor.preconditionIsolated(message)
+        #endif
+    }
+}
