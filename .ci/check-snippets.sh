@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Type-checks every ```swift block of README.md and of the DocC catalogs
+# Compiles (to SIL) every Swift block of README.md and of the DocC catalogs
 # (Sources/*/*.docc/**/*.md, found by glob, so a new article is checked without any list
 # to update) against the package's modules, and prints each failure at its markdown file
 # and line.
@@ -9,8 +9,9 @@
 #
 # How a block is compiled
 #
-#   Each block is type-checked on its own, with `swiftc -typecheck -swift-version 6
-#   -warnings-as-errors -enable-upcoming-feature ExistentialAny`, as the `main.swift` of a
+#   Each block is compiled on its own as far as SIL, with `swiftc -emit-sil -o /dev/null
+#   -swift-version 6 -warnings-as-errors -enable-upcoming-feature ExistentialAny` (not
+#   -typecheck, which stops before the data-race checks of Swift 6), as the `main.swift` of a
 #   module of its own, so top-level statements (`let x = ...`, `assert(...)`, `try await`)
 #   work; a block that contains `@main` is compiled as a library file instead. The block
 #   is preceded by:
@@ -48,9 +49,14 @@
 #       compiles, or if no error message contains <text>. Combines with the words above:
 #       `<!-- snippet: main-actor-default, expected-error: <text> -->`.
 #
-# Every fenced code block must name its language (```swift, ```sh, ```text), so that no
-# Swift escapes the check by accident, and a `<!-- snippet: ... -->` comment that is not
-# right above a ```swift block is an error.
+# A Swift block is any fenced block whose language is `swift` in any case (```swift,
+# ```Swift, ``` swift, ~~~swift), also inside a block quote (`> `, as DocC asides like
+# `> Note:` are) or a list item (indented with spaces or a tab): the quote markers and the
+# indentation are stripped before it is compiled. Every fenced code block must name its
+# language (```swift, ```sh, ```text), a language that only starts with "swift" (```swift5)
+# is an error, so that no Swift escapes the check by accident, and a `<!-- snippet: ... -->`
+# comment that is not right above a ```swift block is an error. Not checked: an inactive
+# `#if` branch (only parsed by the compiler).
 #
 # Writing snippets (for contributors)
 #
@@ -112,7 +118,14 @@ python3 - "$work" "${files[@]}" > "$work/blocks.tsv" <<'PYTHON'
 import os, re, sys
 
 work, paths = sys.argv[1], sys.argv[2:]
-FENCE = re.compile(r'^( *)(`{3,}|~{3,})\s*(.*?)\s*$')
+# A fence may stand inside containers: block quotes (`> `, as in DocC asides such as
+# `> Note:`), list items (`- `, `1. `) and indentation (spaces or tabs). The containers'
+# prefix is stripped from the fence and from each line of the block, so that such a block
+# is checked like any other.
+OPEN = re.compile(r'^(?P<prefix>(?:[ \t]*(?:>|[-*+](?=[ \t])|\d{1,9}[.)](?=[ \t])))*[ \t]*)'
+                  r'(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>.*?)\s*$')
+LIST_MARKER = re.compile(r'[-*+]|\d{1,9}[.)]')
+QUOTE = re.compile(r'^[ \t]*>[ ]?')
 MARKER = re.compile(r'^\s*<!--\s*snippet:(.*?)-->\s*$')
 errors = []
 
@@ -139,41 +152,92 @@ def parse_marker(path, number, text):
         errors.append(f'{path}:{number}: a setup block must compile: drop expected-error or setup')
     return kinds, expected
 
+def unquote(line, depth):
+    """The line without its first `depth` block-quote markers, or None if it has fewer."""
+    for _ in range(depth):
+        quote = QUOTE.match(line)
+        if not quote:
+            return None
+        line = line[quote.end():]
+    return line
+
+def width(whitespace):
+    """How many columns leading whitespace takes (tab stops every 4 columns)."""
+    column = 0
+    for char in whitespace:
+        column = (column // 4 + 1) * 4 if char == '\t' else column + 1
+    return column
+
+def dedent(line, columns):
+    """The line without up to `columns` columns of leading whitespace."""
+    column, i = 0, 0
+    while i < len(line) and line[i] in ' \t' and column < columns:
+        column = (column // 4 + 1) * 4 if line[i] == '\t' else column + 1
+        i += 1
+    return ' ' * max(0, column - columns) + line[i:]
+
+def opening(line):
+    """(quote depth, indent, fence, info) if the line opens a fenced code block."""
+    match = OPEN.match(line)
+    if not match:
+        return None
+    fence, info = match.group('fence'), match.group('info')
+    if fence[0] == '`' and '`' in info:
+        return None  # inline code (```swift```), not a fence
+    # A list marker takes the columns of its text in the lines of the item that follow it.
+    prefix = LIST_MARKER.sub(lambda m: ' ' * len(m.group()), match.group('prefix'))
+    depth = prefix.count('>')
+    return depth, width(unquote(prefix, depth)), fence, info
+
+def plain(line):
+    """The line without block-quote markers and list marker: what a reader sees of it."""
+    line = re.sub(r'^(?:[ \t]*>)+', '', line)
+    return re.sub(r'^[ \t]*(?:[-*+]|\d{1,9}[.)])(?=[ \t]|$)', '', line).strip()
+
 def blocks(path):
     """Yields (first code line number, code lines, marker kinds, expected error)."""
     lines = open(path, encoding='utf-8').read().split('\n')
     i, used_markers = 0, set()
     while i < len(lines):
-        match = FENCE.match(lines[i])
-        if not match:
+        opened = opening(lines[i])
+        if not opened:
             i += 1
             continue
-        indent, fence, info = len(match.group(1)), match.group(2), match.group(3)
-        start = i + 1
-        end = start
+        depth, indent, fence, info = opened
+        start = end = i + 1
+        code, after = [], None
         while end < len(lines):
-            close = FENCE.match(lines[end])
-            if close and close.group(2)[0] == fence[0] and len(close.group(2)) >= len(fence) \
-                    and not close.group(3):
+            inner = unquote(lines[end], depth)
+            if inner is None:
+                after = end  # the block quote ends, and the block with it
                 break
+            close = re.match(r'^[ \t]*(`{3,}|~{3,})[ \t]*$', inner)
+            if close and close.group(1)[0] == fence[0] and len(close.group(1)) >= len(fence):
+                after = end + 1
+                break
+            code.append(dedent(inner, indent))
             end += 1
+        where = f'{path}:{i + 1}'
+        language = info.split()[0].lower() if info else ''
         if not info:
-            errors.append(f'{path}:{i + 1}: a code block without a language: '
+            errors.append(f'{where}: a code block without a language: '
                           'write ```swift, ```sh or ```text')
-        elif info.split()[0] == 'swift':
+        elif language.startswith('swift') and language != 'swift':
+            errors.append(f'{where}: unknown language "{info.split()[0]}": write ```swift '
+                          '(a Swift block under another name would not be checked)')
+        elif language == 'swift':
             before = i - 1
-            while before >= 0 and not lines[before].strip():
+            while before >= 0 and not plain(lines[before]):
                 before -= 1
             kinds, expected = set(), ''
-            marker = MARKER.match(lines[before]) if before >= 0 else None
+            marker = MARKER.match(plain(lines[before])) if before >= 0 else None
             if marker:
                 used_markers.add(before)
                 kinds, expected = parse_marker(path, before + 1, marker.group(1))
-            code = [l[indent:] if l[:indent].strip() == '' else l for l in lines[start:end]]
             yield start + 1, code, kinds, expected
-        i = end + 1
+        i = len(lines) if after is None else after
     for number, line in enumerate(lines):
-        if MARKER.match(line) and number not in used_markers:
+        if MARKER.match(plain(line)) and number not in used_markers:
             errors.append(f'{path}:{number + 1}: this snippet marker is not right above a ```swift block')
 
 def located(path, first, code):
@@ -223,7 +287,9 @@ PYTHON
 check_block() {
     local directory="$1" kind="$2" isolation="$3" expected="$4" source output
     source="$(ls "$directory"/*.swift)"
-    local flags=(-typecheck -swift-version 6 -warnings-as-errors -diagnostic-style llvm)
+    # -emit-sil, not -typecheck: Swift 6's data-race (region isolation) errors come from
+    # passes on SIL, which -typecheck never reaches.
+    local flags=(-emit-sil -o /dev/null -swift-version 6 -warnings-as-errors -diagnostic-style llvm)
     if [ "$kind" = manifest ]; then
         flags+=(-I "$manifest_api" -package-description-version 6.0)
     else
@@ -259,7 +325,7 @@ check_block() {
     fi
 }
 
-echo "==> Type-checking the Swift blocks of the documentation"
+echo "==> Compiling the Swift blocks of the documentation (to SIL)"
 parallel="$(nproc 2>/dev/null || sysctl -n hw.ncpu 2>/dev/null || echo 2)"
 while IFS=$'\t' read -r directory kind isolation file which blocks expected; do
     check_block "$directory" "$kind" "$isolation" "$expected" &
