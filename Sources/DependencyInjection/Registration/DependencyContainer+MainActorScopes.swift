@@ -3,9 +3,11 @@ extension DependencyContainer {
     ///
     /// In main-actor code (an app module with main-actor default isolation, or a
     /// `@MainActor` registration) a singleton may hold what main-actor code holds: a plain
-    /// protocol existential, a non-`Sendable` class. Mark the closure `@MainActor`, and the
-    /// compiler keeps the registration, and so every resolution of the instance, on the main
-    /// actor:
+    /// protocol existential, a non-`Sendable` class. Mark the closure `@MainActor`, and every
+    /// resolution of the instance stays on the main actor: the compiler rejects other code
+    /// that reads the property, a key path or `@Dependency` carried to another thread stops
+    /// there with a message naming the registration, and what the container drops of the
+    /// instance is released on the main actor:
     ///
     /// ```swift
     /// protocol FeedStore { func load() -> [String] }

@@ -35,7 +35,7 @@ extension DependencyContainer {
     /// has to say it.
     ///
     /// > Important: Resolve the registration on the main actor. A main-actor registration
-    /// > can only be resolved there, and the compiler checks it. A nonisolated registration
+    /// > is resolved nowhere else: the compiler and the resolution check it. A nonisolated registration
     /// > (one that a library declares, say) replaced with a main-actor closure and then
     /// > resolved off the main actor stops with a message that names it, instead of
     /// > running main-actor code on another thread.
