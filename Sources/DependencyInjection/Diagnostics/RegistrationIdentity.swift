@@ -35,7 +35,7 @@ enum RegistrationIdentity {
         DependencyIssue(
             dependency: name.description,
             message: "\(other) and \(keyPath) share one registration (\(key.file):\(key.line)): a helper that "
-                + "returns providers must forward its caller's name, fileID, line and column",
+                + "returns providers must forward its caller's name, fileID, line, column and isolation",
             fileID: key.file, filePath: key.file, line: key.line, column: 0, container: container
         ).report()
         #endif
