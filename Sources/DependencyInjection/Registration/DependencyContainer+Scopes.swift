@@ -15,8 +15,8 @@ extension DependencyContainer {
     ///   - fileID: Part of the registration's identity; leave the default.
     ///   - line: Part of the registration's identity; leave the default.
     ///   - column: Part of the registration's identity; leave the default.
-    ///   - isolation: The registration's actor, checked when it is resolved; leave the
-    ///     default.
+    ///   - isolation: The registration's actor; a main-actor registration is checked to
+    ///     resolve on the main actor. Leave the default, or forward it from a helper.
     ///   - make: Builds an instance. It runs without any container lock held and may
     ///     resolve other dependencies through `self`.
     /// - Returns: A provider of the property's declared type.
@@ -48,8 +48,8 @@ extension DependencyContainer {
     ///   - fileID: Part of the registration's identity; leave the default.
     ///   - line: Part of the registration's identity; leave the default.
     ///   - column: Part of the registration's identity; leave the default.
-    ///   - isolation: The registration's actor, checked when it is resolved; leave the
-    ///     default.
+    ///   - isolation: The registration's actor; a main-actor registration is checked to
+    ///     resolve on the main actor. Leave the default, or forward it from a helper.
     ///   - make: Builds an instance for `argument`.
     /// - Returns: A provider of the subscript's declared type.
     @inlinable
@@ -77,8 +77,8 @@ extension DependencyContainer {
     ///   - fileID: Part of the registration's identity; leave the default.
     ///   - line: Part of the registration's identity; leave the default.
     ///   - column: Part of the registration's identity; leave the default.
-    ///   - isolation: The registration's actor, checked when it is resolved; leave the
-    ///     default.
+    ///   - isolation: The registration's actor; a main-actor registration is checked to
+    ///     resolve on the main actor. Leave the default, or forward it from a helper.
     ///   - make: Builds the instance. It runs without any container lock held.
     /// - Returns: A provider of the property's declared type.
     @inlinable
@@ -110,8 +110,8 @@ extension DependencyContainer {
     ///   - fileID: Part of the registration's identity; leave the default.
     ///   - line: Part of the registration's identity; leave the default.
     ///   - column: Part of the registration's identity; leave the default.
-    ///   - isolation: The registration's actor, checked when it is resolved; leave the
-    ///     default.
+    ///   - isolation: The registration's actor; a main-actor registration is checked to
+    ///     resolve on the main actor. Leave the default, or forward it from a helper.
     ///   - make: Builds the instance for `argument`.
     /// - Returns: A provider of the subscript's declared type.
     @inlinable
@@ -143,8 +143,8 @@ extension DependencyContainer {
     ///   - fileID: Part of the registration's identity; leave the default.
     ///   - line: Part of the registration's identity; leave the default.
     ///   - column: Part of the registration's identity; leave the default.
-    ///   - isolation: The registration's actor, checked when it is resolved; leave the
-    ///     default.
+    ///   - isolation: The registration's actor; a main-actor registration is checked to
+    ///     resolve on the main actor. Leave the default, or forward it from a helper.
     ///   - make: Builds the instance.
     /// - Returns: A provider of the property's declared type.
     @inlinable
@@ -170,8 +170,8 @@ extension DependencyContainer {
     ///   - fileID: Part of the registration's identity; leave the default.
     ///   - line: Part of the registration's identity; leave the default.
     ///   - column: Part of the registration's identity; leave the default.
-    ///   - isolation: The registration's actor, checked when it is resolved; leave the
-    ///     default.
+    ///   - isolation: The registration's actor; a main-actor registration is checked to
+    ///     resolve on the main actor. Leave the default, or forward it from a helper.
     ///   - make: Builds the instance for `argument`.
     /// - Returns: A provider of the subscript's declared type.
     @inlinable

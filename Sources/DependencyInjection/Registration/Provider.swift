@@ -32,10 +32,10 @@ public struct Provider<Value> {
     @usableFromInline let name: StaticString
     @usableFromInline let scope: DependencyScope
     @usableFromInline let make: () -> Value
-    /// The actor the registration is isolated to (`MainActor` for a `@MainActor`
-    /// property), or `nil`: a key path can carry a main-actor registration off the main
-    /// actor where the compiler cannot see it, so resolution checks this.
-    @usableFromInline let isolation: (any Actor)?
+    /// Whether the registration is isolated to the main actor (a `@MainActor` property, or
+    /// any property of a module with main-actor default isolation): a key path can carry
+    /// it off the main actor where the compiler cannot see it, so resolution checks this.
+    @usableFromInline let isMainActor: Bool
 
     /// A provider declared at a call site of `factory`, `singleton` or `shared`.
     @inlinable
@@ -48,7 +48,7 @@ public struct Provider<Value> {
         self.key = RegistrationKey(file: fileID, line: line, column: column, type: Value.self, argument: argument)
         self.name = name
         self.scope = scope
-        self.isolation = isolation
+        self.isMainActor = isolation.map { $0 === MainActor.shared } ?? false
         self.make = make
     }
 

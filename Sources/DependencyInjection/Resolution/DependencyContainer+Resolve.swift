@@ -6,7 +6,7 @@ extension DependencyContainer {
     /// the one road, ``resolveSlowly(_:)``.
     @inlinable
     func resolve<Value>(_ provider: Provider<Value>) -> Value {
-        if let isolation = provider.isolation { Self.checkIsolation(isolation, of: provider.name) }
+        if provider.isMainActor { Self.checkMainActor(resolving: provider.name) }
         if provider.scope == .singleton,
             let value = state.withLock({ $0.cachedSingleton(provider.key, as: Value.self) })
         {
@@ -31,7 +31,7 @@ extension DependencyContainer {
         var value: Value?
         build.run(in: self) { value = (build.override.map { $0 as! Override<Value> })?.make() ?? provider.make() }
         let kept: AnyBox? =
-            if build.scope == .factory { nil } else if provider.isolation == nil { Box(value!) } else { MainActorBox(value!) }
+            if build.scope == .factory { nil } else if provider.isMainActor { MainActorBox(value!) } else { Box(value!) }
         build.finish(in: self, keeping: kept)
         return value!
     }
@@ -135,22 +135,16 @@ extension DependencyContainer {
         construction.finish(outcome)
     }
 
-    /// Stops a resolution of an actor's registration that runs off that actor.
+    /// Stops a resolution of a main-actor registration that runs off the main actor.
     ///
     /// The compiler keeps a `@MainActor` registration's property on the main actor, but a
     /// key path to it, or a `@Dependency` (which is `Sendable` when its value is), can be
     /// sent elsewhere and applied there; this is where every such resolution ends.
     @usableFromInline
-    static func checkIsolation(_ isolation: any Actor, of name: StaticString) {
-        let misuse = {
-            "\(name) is a registration of \(type(of: isolation)) and was resolved off it (through a key path "
-                + "or a @Dependency sent to another thread). Resolve it on \(type(of: isolation))."
-        }
-        if isolation === MainActor.shared as AnyObject {
-            MainActorThread.check(misuse())
-        } else {
-            isolation.preconditionIsolated(misuse())
-        }
+    static func checkMainActor(resolving name: StaticString) {
+        MainActorThread.check(
+            "\(name) is a registration of MainActor and was resolved off it (through a key path or a "
+                + "@Dependency sent to another thread). Resolve it on the main actor.")
     }
 
     /// A resolved value from a box, or a live shared instance stored as itself.

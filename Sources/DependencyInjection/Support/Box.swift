@@ -21,7 +21,7 @@ class Box<Value>: AnyBox, @unchecked Sendable {
     // @unchecked: set once in init (and emptied only by `MainActorBox`'s deinit, when no one
     // else can read it); the registration helpers that cache a value across threads require
     // it to be `Sendable`, or keep it on the main actor (`MainActorBox`).
-    @usableFromInline final var stored: Value?
+    @exclusivity(unchecked) @usableFromInline final var stored: Value?
     @usableFromInline init(_ value: Value) {
         self.stored = value
         super.init()
