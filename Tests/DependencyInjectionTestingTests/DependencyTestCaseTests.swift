@@ -23,6 +23,14 @@ final class AsyncPreparationTests: DependencyTestCase {
         XCTAssertEqual(events, ["seeded in setUp"])
     }
 
+    /// XCTest runs a test on the main thread; main-actor code that uses a serial queue as a
+    /// lock resolves main-actor registrations inside it.
+    @MainActor func testAMainActorRegistrationResolvesInAnotherQueuesSyncBlockOnTheMainThread() {
+        XCTAssertTrue(Thread.isMainThread)
+        let queue = DispatchQueue(label: "lock")
+        XCTAssertEqual(queue.sync { dependencies.screenModel().title }, "configured")
+    }
+
     @MainActor func testTheConfigurationOverridesAMainActorRegistration() {
         XCTAssertEqual(dependencies.screenModel().title, "configured")
         XCTAssertEqual(DependencyContainer.mocks.screenModel().title, "live")

@@ -36,9 +36,9 @@ extension DependencyContainer {
     ///
     /// > Important: Resolve the registration on the main actor. A main-actor registration
     /// > is resolved nowhere else: the compiler and the resolution check it. A nonisolated registration
-    /// > (one that a library declares, say) replaced with a main-actor closure and then
-    /// > resolved off the main actor stops with a message that names it, instead of
-    /// > running main-actor code on another thread.
+    /// > (one that a library declares, say) replaced with a main-actor closure, and asked
+    /// > off the main actor to build the replacement, stops with a message that names it,
+    /// > instead of running main-actor code on another thread.
     ///
     /// - Parameters:
     ///   - keyPath: The provider to replace.

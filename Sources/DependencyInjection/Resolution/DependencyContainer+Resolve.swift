@@ -6,7 +6,6 @@ extension DependencyContainer {
     /// the one road, ``resolveSlowly(_:)``.
     @inlinable
     func resolve<Value>(_ provider: Provider<Value>) -> Value {
-        if provider.isMainActor { Self.checkMainActor(resolving: provider.name) }
         if provider.scope == .singleton,
             let value = state.withLock({ $0.cachedSingleton(provider.key, as: Value.self) })
         {
@@ -133,18 +132,6 @@ extension DependencyContainer {
             state.complete(construction, keeping: weakly ? box?.object : box, weakly: weakly, released: &released)
         })
         construction.finish(outcome)
-    }
-
-    /// Stops a resolution of a main-actor registration that runs off the main actor.
-    ///
-    /// The compiler keeps a `@MainActor` registration's property on the main actor, but a
-    /// key path to it, or a `@Dependency` (which is `Sendable` when its value is), can be
-    /// sent elsewhere and applied there; this is where every such resolution ends.
-    @usableFromInline
-    static func checkMainActor(resolving name: StaticString) {
-        MainActorThread.check(
-            "\(name) is a registration of MainActor and was resolved off it (through a key path or a "
-                + "@Dependency sent to another thread). Resolve it on the main actor.")
     }
 
     /// A resolved value from a box, or a live shared instance stored as itself.

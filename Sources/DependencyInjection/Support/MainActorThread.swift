@@ -22,6 +22,7 @@ import Dispatch
 /// runners do), and on the main thread itself, also inside a `sync` block of another queue;
 /// so either is enough. The main thread is the one whose id is the process id, with
 /// `gettid` looked up at run time because its declaration needs `_GNU_SOURCE`.
+@usableFromInline
 enum MainActorThread {
     #if canImport(Darwin)
     static var isCurrent: Bool { pthread_main_np() != 0 }
@@ -39,20 +40,34 @@ enum MainActorThread {
     }
     #endif
 
+    /// Stops unless the caller runs on the main actor, saying that `name`, a main-actor
+    /// registration, was resolved off it.
+    @usableFromInline
+    static func check(registration name: StaticString) {
+        if isCurrent { return }
+        stop(
+            "\(name) is a registration of MainActor and was resolved off it (through a key path or a "
+                + "@Dependency sent to another thread). Resolve it on the main actor.")
+    }
+
     /// Stops with `misuse` unless the caller runs on the main actor.
     static func check(_ misuse: @autoclosure () -> String) {
         if isCurrent { return }
+        stop(misuse())
+    }
+
+    @inline(never)
+    private static func stop(_ misuse: String) {
         #if canImport(Darwin)
-        fatalError(misuse())
+        fatalError(misuse)
         #else
         // One case escapes `isCurrent` on Linux: main-actor code in a `sync` block of another
-        // queue, run by a worker that drains the main queue. The runtime tracks that case,
-        // but stops without a message when the caller is really off the main actor: say
-        // what it means first, then let the runtime decide.
-        let message = misuse()
-        let line = "Fatal error: \(message)\n"
-        _ = write(STDERR_FILENO, line, line.utf8.count)
-        MainActor.preconditionIsolated(message)
+        // queue, run by a worker that drains the main queue. The runtime tracks that case and
+        // lets it go on, but stops without a message when the caller is really off the main
+        // actor: say what a stop here means, then let the runtime decide.
+        let note = "DependencyInjection: if the process stops here, \(misuse)\n"
+        _ = write(STDERR_FILENO, note, note.utf8.count)
+        MainActor.preconditionIsolated(misuse)
         #endif
     }
 }
