@@ -143,15 +143,3 @@ struct Weak<Object: AnyObject> {
     weak var object: Object?
     init(_ object: Object) { self.object = object }
 }
-
-/// A weak reference in an object of its own, shared by everyone who needs to reach
-/// `object` without keeping it.
-///
-/// ```swift
-/// let reference = WeakReference<DependencyContainer>()
-/// reference.object = container   // once, before the reference is shared
-/// ```
-final class WeakReference<Object: AnyObject & Sendable>: @unchecked Sendable {
-    // @unchecked: written once, before the reference is shared; weak loads are atomic.
-    weak var object: Object?
-}

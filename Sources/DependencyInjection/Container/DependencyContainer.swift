@@ -40,10 +40,6 @@ public final class DependencyContainer: @unchecked Sendable {
     /// Everything mutable, behind one lock.
     @usableFromInline let state: _Locked<ContainerState>
 
-    /// A weak reference to this container that constructions carry in their frames, made
-    /// once so that a construction costs a retain of it, not a weak reference of its own.
-    let weakSelf = WeakReference<DependencyContainer>()
-
     /// Creates an empty container.
     ///
     /// Create your own containers for previews or special builds and switch to them
@@ -60,7 +56,6 @@ public final class DependencyContainer: @unchecked Sendable {
         self.isMocked = isMocked
         self.parent = nil
         self.state = .init(ContainerState())
-        weakSelf.object = self
     }
 
     /// Creates a child container: an isolated world layered over `parent`.
@@ -84,7 +79,6 @@ public final class DependencyContainer: @unchecked Sendable {
         self.isMocked = parent.isMocked
         self.parent = parent
         self.state = .init(ContainerState())
-        weakSelf.object = self
         // Registered and given the parent's tracer in one step under the parent's lock,
         // so that a tracer set meanwhile reaches this child too.
         parent.state.withLock { parentState in

@@ -76,10 +76,10 @@ final class Frame: Sendable {
     @TaskLocal static var current: Frame?
 
     let container: ObjectIdentifier
-    /// The container running this construction (or that a `@Dependency` resolves from).
-    /// Weak: a task the construction starts inherits the frame and may outlive the
-    /// container, which it must not keep.
-    let building: WeakReference<DependencyContainer>?
+    /// The container running this construction (or that a `@Dependency` resolves from). Read
+    /// only by the owner of the frame, while the frame is bound, when the container is busy
+    /// building and so alive; `unowned(unsafe)` spares the count on every construction.
+    unowned(unsafe) let building: DependencyContainer?
     let key: RegistrationKey
     let site: Site
     /// The singleton this frame builds, which its container will keep; nil otherwise.
@@ -95,7 +95,7 @@ final class Frame: Sendable {
         singleton: InFlight?, trace: TraceBatch?, owner: Owner, parent: Frame?
     ) {
         self.container = container
-        self.building = building?.weakSelf
+        self.building = building
         self.key = key
         self.site = site
         self.singleton = singleton
@@ -132,7 +132,7 @@ final class Frame: Sendable {
         guard var frame = innermost else { return nil }
         let owner = Owner.current
         while frame.owner == owner {
-            if let building = frame.building?.object { return building }
+            if let building = frame.building { return building }
             guard let parent = frame.parent else { break }
             frame = parent
         }
