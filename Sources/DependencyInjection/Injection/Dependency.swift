@@ -7,12 +7,9 @@
 /// }
 /// ```
 ///
-/// The container is chosen when the owning object is created: the container building it,
-/// if a registration's closure is creating it (on that thread, or in that task), else
-/// ``DependencyContainer/main`` at that moment, which inside
-/// ``DependencyContainer/withMain(_:_:)`` is that call's container. So an object built by
-/// `container.feedScreen()` resolves from `container`, and a singleton's properties from
-/// the container that keeps it. The value is resolved on first access and then kept. When the owning object
+/// The container is chosen when the owning object is created: ``DependencyContainer/main``
+/// at that moment, which inside ``DependencyContainer/withMain(_:_:)`` is that call's
+/// container. The value is resolved on first access and then kept. When the owning object
 /// is a singleton being built by that same container, the property holds the container
 /// weakly (the container keeps the singleton, so a strong reference would keep both
 /// forever); reading it for the first time after the container is gone stops with a
@@ -40,8 +37,7 @@ public struct Dependency<Value> {
 
     /// Injects a plain registration: a computed property of any type.
     ///
-    /// The container is taken now, when the owning object is created (see ``Dependency``
-    /// for which); the property is
+    /// The container is taken now, when the owning object is created; the property is
     /// read from it on first access:
     ///
     /// ```swift
@@ -51,8 +47,7 @@ public struct Dependency<Value> {
     ///
     /// - Parameters:
     ///   - keyPath: The registration, such as `\.baseURL`.
-    ///   - container: Where to resolve it; by default the container building the owning
-    ///     object, else ``DependencyContainer/main`` as it is now.
+    ///   - container: Where to resolve it; ``DependencyContainer/main`` as it is now.
     ///   - function: The type that declares the property, for messages; leave the default.
     ///   - fileID: Where the property is declared, for messages; leave the default.
     ///   - line: Where the property is declared, for messages; leave the default.
@@ -60,7 +55,7 @@ public struct Dependency<Value> {
     @inlinable
     public init(
         _ keyPath: KeyPath<DependencyContainer, Value>,
-        container: DependencyContainer? = nil,
+        container: DependencyContainer = .main,
         function: StaticString = #function,
         fileID: StaticString = #fileID,
         line: UInt = #line
@@ -82,15 +77,14 @@ public struct Dependency<Value> {
     ///
     /// - Parameters:
     ///   - keyPath: The registration, such as `\.httpClient`.
-    ///   - container: Where to resolve it; by default the container building the owning
-    ///     object, else ``DependencyContainer/main`` as it is now.
+    ///   - container: Where to resolve it; ``DependencyContainer/main`` as it is now.
     ///   - function: The type that declares the property, for messages; leave the default.
     ///   - fileID: Where the property is declared, for messages; leave the default.
     ///   - line: Where the property is declared, for messages; leave the default.
     @inlinable
     public init(
         _ keyPath: KeyPath<DependencyContainer, Provider<Value>>,
-        container: DependencyContainer? = nil,
+        container: DependencyContainer = .main,
         function: StaticString = #function,
         fileID: StaticString = #fileID,
         line: UInt = #line

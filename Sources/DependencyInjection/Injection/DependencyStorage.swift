@@ -38,18 +38,15 @@ final class DependencyStorage: @unchecked Sendable {
 
     @usableFromInline
     init(
-        container chosen: DependencyContainer?, declaredIn type: StaticString, fileID: StaticString, line: UInt,
+        container: DependencyContainer, declaredIn type: StaticString, fileID: StaticString, line: UInt,
         resolve: @escaping (DependencyContainer) -> AnyBox
     ) {
-        // The container building the owning object, if it is being built; else `main`.
-        let innermost = Frame.current
-        let container = chosen ?? Frame.buildingContainer(from: innermost) ?? DependencyContainer.main
         // A singleton of `container` still being built owns this property (directly, or
         // through a child task of its construction): the container will keep that
         // singleton, so holding the container strongly would keep both forever. A task the
         // construction spawned that creates objects after it ended holds it strongly.
         let id = ObjectIdentifier(container)
-        var frame = innermost
+        var frame = Frame.current
         while let enclosing = frame, !(enclosing.container == id && enclosing.singleton.map(WaitGraph.isRunning) == true) {
             frame = enclosing.parent
         }
@@ -96,7 +93,7 @@ final class DependencyStorage: @unchecked Sendable {
         case .resolve(let resolving, let container, let generation):
             let enclosing = Frame.current
             let frame = Frame(
-                container: ObjectIdentifier(self), building: container, key: Self.resolutionKey, site: site,
+                container: ObjectIdentifier(self), key: Self.resolutionKey, site: site,
                 singleton: nil, trace: enclosing?.trace, owner: owner, parent: enclosing)
             WaitGraph.start(resolving, builtBy: frame)
             let box = Frame.$current.withValue(frame) { resolve(container) }

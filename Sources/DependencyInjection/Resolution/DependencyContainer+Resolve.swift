@@ -188,7 +188,7 @@ struct Resolution: @unchecked Sendable {
     func frame(_ container: DependencyContainer, owner: Owner) -> Frame {
         let construction: InFlight? = if case .build(let construction?) = claim { construction } else { nil }
         let frame = Frame(
-            container: ObjectIdentifier(container), building: container, key: key, site: site,
+            container: ObjectIdentifier(container), key: key, site: site,
             singleton: scope == .singleton ? construction : nil, trace: trace?.batch, owner: owner, parent: enclosing)
         if let construction { WaitGraph.start(construction, builtBy: frame) }
         return frame

@@ -76,10 +76,6 @@ final class Frame: Sendable {
     @TaskLocal static var current: Frame?
 
     let container: ObjectIdentifier
-    /// The container running this construction (or that a `@Dependency` resolves from). Read
-    /// only by the owner of the frame, while the frame is bound, when the container is busy
-    /// building and so alive; `unowned(unsafe)` spares the count on every construction.
-    unowned(unsafe) let building: DependencyContainer?
     let key: RegistrationKey
     let site: Site
     /// The singleton this frame builds, which its container will keep; nil otherwise.
@@ -91,11 +87,10 @@ final class Frame: Sendable {
     let depth: Int
 
     init(
-        container: ObjectIdentifier, building: DependencyContainer?, key: RegistrationKey, site: Site,
+        container: ObjectIdentifier, key: RegistrationKey, site: Site,
         singleton: InFlight?, trace: TraceBatch?, owner: Owner, parent: Frame?
     ) {
         self.container = container
-        self.building = building
         self.key = key
         self.site = site
         self.singleton = singleton
@@ -121,24 +116,6 @@ final class Frame: Sendable {
     }
 
     /// The sites from this frame down to `innermost`, outermost first.
-    /// The container that is building an object on this thread, or in this task, right now:
-    /// the innermost construction of `innermost`'s chain that the caller runs itself. A task
-    /// that a construction started is somebody else, and gets `nil`.
-    ///
-    /// ```swift
-    /// let container = Frame.buildingContainer(from: Frame.current) ?? .main
-    /// ```
-    static func buildingContainer(from innermost: Frame?) -> DependencyContainer? {
-        guard var frame = innermost else { return nil }
-        let owner = Owner.current
-        while frame.owner == owner {
-            if let building = frame.building { return building }
-            guard let parent = frame.parent else { break }
-            frame = parent
-        }
-        return nil
-    }
-
     func sites(to innermost: Frame?) -> [Site] {
         var sites: [Site] = []
         var frame = innermost
