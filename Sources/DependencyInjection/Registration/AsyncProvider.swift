@@ -34,6 +34,8 @@ public struct AsyncProvider<Value> {
     @usableFromInline let name: StaticString
     @usableFromInline let scope: DependencyScope
     @usableFromInline let make: @Sendable () async throws -> Value
+    /// What shutdown runs for the instance, set by `onShutdown` on a singleton.
+    @usableFromInline var teardown: (@Sendable (Value) async -> Void)?
 
     /// A provider declared at a call site of `factory`, `singleton` or `shared`.
     @inlinable
@@ -47,6 +49,7 @@ public struct AsyncProvider<Value> {
         self.name = name
         self.scope = scope
         self.make = make
+        self.teardown = nil
     }
 
     /// Resolves the dependency in the container the provider came from.

@@ -36,6 +36,8 @@ public struct Provider<Value> {
     /// any property of a module with main-actor default isolation): a key path can carry
     /// it off the main actor where the compiler cannot see it, so resolution checks this.
     @usableFromInline let isMainActor: Bool
+    /// What shutdown runs for the instance, set by `onShutdown` on a singleton.
+    @usableFromInline var teardown: Teardown<Value>?
 
     /// A provider declared at a call site of `factory`, `singleton` or `shared`.
     @inlinable
@@ -54,6 +56,7 @@ public struct Provider<Value> {
         self.isMainActor = isolation.map { $0 === MainActor.shared } ?? false
         if isMainActor { MainActorThread.check(registration: name) }
         self.make = make
+        self.teardown = nil
     }
 
     /// Resolves the dependency in the container the provider came from.
