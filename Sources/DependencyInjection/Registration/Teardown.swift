@@ -55,9 +55,9 @@ extension Provider {
     /// }
     /// ```
     ///
-    /// Without `@MainActor in`, Swift picks the teardown that any thread may call when the
-    /// value is `Sendable`, and reports the main-actor call: it chooses before it looks at
-    /// isolation, so the closure has to say it.
+    /// Without `@MainActor in`, Swift picks the teardown that any thread may call, and
+    /// reports the main-actor call or the value that is not `Sendable`: it chooses before it
+    /// looks at isolation, so the closure has to say it.
     ///
     /// > Important: Call ``DependencyContainer/shutdown(fileID:filePath:line:column:)`` on
     /// > the main actor when a main-actor teardown is due: off it, it stops with a message
