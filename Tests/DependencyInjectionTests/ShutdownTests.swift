@@ -218,10 +218,11 @@ private func shutDownSynchronously(_ container: DependencyContainer) {
         let container = DependencyContainer()
         let replaced = container.mailDatabase()
         container.override(\.mailDatabase) { MailResource("stubDatabase", log: nil) }
+        container.shutdown()
+        #expect(replaced.closeCount == 0)
         let reset = container.mailDatabase()
         container.reset()
         container.shutdown()
-        #expect(replaced.closeCount == 0)
         #expect(reset.closeCount == 0)
     }
 
