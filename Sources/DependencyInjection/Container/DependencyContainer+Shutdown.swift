@@ -4,7 +4,7 @@ extension DependencyContainer {
     ///
     /// Call it where a container's life ends: when the app terminates, when a user signs
     /// out, at the end of a request or a test. Registrations declare their teardowns
-    /// (``Provider/onShutdown(_:)-(@Sendable(Value)->Void)``), so the caller need not know
+    /// (``Provider/onShutdown(_:)-((Value)->Void)``), so the caller need not know
     /// which instances exist, and nothing is built just to be closed:
     ///
     /// ```swift

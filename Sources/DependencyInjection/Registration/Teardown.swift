@@ -112,7 +112,7 @@ extension AsyncProvider {
     /// Only `await shutdown()` runs an async teardown. The synchronous
     /// ``DependencyContainer/shutdown(fileID:filePath:line:column:)`` cannot wait for it:
     /// it releases the instance without it and reports a ``DependencyIssue`` that names the
-    /// registration. As for ``Provider/onShutdown(_:)-(@Sendable(Value)->Void)``, the teardown
+    /// registration. As for ``Provider/onShutdown(_:)-((Value)->Void)``, the teardown
     /// belongs to the registration (an override's instance gets it too), and a `factory` or
     /// `shared` registration with a teardown stops when it is resolved.
     ///
