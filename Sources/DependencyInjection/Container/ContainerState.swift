@@ -123,7 +123,7 @@ struct ContainerState {
             guard visited.insert(key).inserted else { continue }
             released.append(entries.removeValue(forKey: key) as Any)
             released.append(singletons.remove(key) as Any)
-            released.append(teardowns.removeValue(forKey: key) as Any)
+            if !teardowns.isEmpty { released.append(teardowns.removeValue(forKey: key) as Any) }
             if let users = dependents.removeValue(forKey: key.registration) {
                 pending.append(contentsOf: users)
                 released.append(users)

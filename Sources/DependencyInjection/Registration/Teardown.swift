@@ -32,7 +32,8 @@ extension Provider where Value: Sendable {
     /// - Returns: The same provider (same registration, same scope) with `teardown`.
     @inlinable
     public func onShutdown(_ teardown: @escaping @Sendable (Value) -> Void) -> Provider<Value> {
-        tearingDown(with: .anywhere(teardown))
+        PendingTeardown.check(scope, name, key)
+        return Provider(self, teardown: .anywhere(teardown))
     }
 }
 
@@ -68,22 +69,16 @@ extension Provider {
     /// - Returns: The same provider (same registration, same scope) with `teardown`.
     @MainActor @inlinable
     public func onShutdown(_ teardown: @escaping @MainActor (Value) -> Void) -> Provider<Value> {
-        tearingDown(with: .onMainActor(teardown))
+        PendingTeardown.check(scope, name, key)
+        return Provider(self, teardown: .onMainActor(teardown))
     }
 
-    /// This provider with `teardown`, for a singleton.
+    /// The teardown of the instance in `box`, if it is kept and the registration declares
+    /// one.
     @inlinable
-    func tearingDown(with teardown: Teardown<Value>) -> Provider<Value> {
-        if scope != .singleton { Teardown<Value>.refuse(name, scope, key) }
-        var provider = self
-        provider.teardown = teardown
-        return provider
-    }
-
-    /// The teardown of the instance in `box`, if the registration declares one.
-    @inlinable
-    func pendingTeardown(of box: Box<Value>) -> PendingTeardown? {
-        teardown.map { PendingTeardown($0, of: box, name: name) }
+    func pendingTeardown(of box: Box<Value>?) -> PendingTeardown? {
+        guard let box, let teardown else { return nil }
+        return PendingTeardown(teardown, of: box, name: name)
     }
 }
 
@@ -120,10 +115,8 @@ extension AsyncProvider {
     /// - Returns: The same provider (same registration, same scope) with `teardown`.
     @inlinable
     public func onShutdown(_ teardown: @escaping @Sendable (Value) async -> Void) -> AsyncProvider<Value> {
-        if scope != .singleton { Teardown<Value>.refuse(name, scope, key) }
-        var provider = self
-        provider.teardown = teardown
-        return provider
+        PendingTeardown.check(scope, name, key)
+        return AsyncProvider(self, teardown: teardown)
     }
 
     /// The teardown of the instance in `box`, if the registration declares one.
@@ -138,16 +131,6 @@ enum Teardown<Value> {
     case anywhere(@Sendable (Value) -> Void)
     case onMainActor(@MainActor (Value) -> Void)
     case async(@Sendable (Value) async -> Void)
-
-    /// Stops: only a singleton keeps an instance to tear down, and a teardown that never
-    /// runs would leave a connection or a file open without a word.
-    @usableFromInline @inline(never)
-    static func refuse(_ name: StaticString, _ scope: DependencyScope, _ key: RegistrationKey) -> Never {
-        fatalError(
-            "\(name) declares onShutdown but is a \(scope) registration. Only a singleton is kept by its container, "
-                + "so only a singleton is torn down at shutdown: register it with singleton { … }, or drop onShutdown.",
-            file: key.file, line: key.line)
-    }
 }
 
 /// A kept singleton's teardown, bound to the box of its instance: what
@@ -178,6 +161,22 @@ final class PendingTeardown: @unchecked Sendable {
         case .onMainActor(let body): run = .onMainActor { body(box.value) }
         case .async(let body): run = .async { await body(box.value) }
         }
+    }
+
+    /// Stops unless `scope` is a singleton's: only a singleton keeps an instance to tear
+    /// down, and a teardown that never ran would leave a connection or a file open without
+    /// a word.
+    @inlinable
+    static func check(_ scope: DependencyScope, _ name: StaticString, _ key: RegistrationKey) {
+        if scope != .singleton { refuse(name, scope, key) }
+    }
+
+    @usableFromInline @inline(never)
+    static func refuse(_ name: StaticString, _ scope: DependencyScope, _ key: RegistrationKey) -> Never {
+        fatalError(
+            "\(name) declares onShutdown but is a \(scope) registration. Only a singleton is kept by its container, "
+                + "so only a singleton is torn down at shutdown: register it with singleton { … }, or drop onShutdown.",
+            file: key.file, line: key.line)
     }
 
     var isOnMainActor: Bool {

@@ -31,7 +31,7 @@ extension DependencyContainer {
         build.run(in: self) { value = (build.override.map { $0 as! Override<Value> })?.make() ?? provider.make() }
         let kept: Box<Value>? =
             if build.scope == .factory { nil } else if provider.isMainActor { MainActorBox(value!) } else { Box(value!) }
-        build.finish(in: self, keeping: kept, teardown: kept.flatMap(provider.pendingTeardown(of:)))
+        build.finish(in: self, keeping: kept, teardown: provider.pendingTeardown(of: kept))
         return value!
     }
 
