@@ -27,6 +27,11 @@ struct ContainerState {
     /// For each registration, the keys whose cached instances were built while it was
     /// resolved (with any argument).
     var dependents: [RegistrationKey: Set<RegistrationKey>] = [:]
+    /// The teardowns of the kept singletons that declare one, each with its place in
+    /// build order; dropped with their instances.
+    var teardowns: [RegistrationKey: (order: Int, teardown: PendingTeardown)] = [:]
+    /// How many teardowns have been kept: the place of the next one.
+    var teardownsKept = 0
     /// Receives resolutions while tracing; checked on every cached resolution.
     @usableFromInline var tracer: ResolutionTracer?
     /// Children, so that a change here reaches what they built; each removes itself in
@@ -81,9 +86,13 @@ struct ContainerState {
         return .build(construction)
     }
 
-    /// Ends a construction: keeps what it built unless an override or reset dropped it
-    /// meanwhile, in which case the instance is handed out but not kept.
-    mutating func complete(_ construction: InFlight, keeping object: AnyObject?, weakly: Bool, released: inout [Any]) {
+    /// Ends a construction: keeps what it built, with its teardown, unless an override or
+    /// reset dropped it meanwhile, in which case the instance is handed out but not kept
+    /// (and never torn down).
+    mutating func complete(
+        _ construction: InFlight, keeping object: AnyObject?, weakly: Bool, teardown: PendingTeardown?,
+        released: inout [Any]
+    ) {
         if let index = building.firstIndex(where: { $0 === construction }) { building.remove(at: index) }
         guard case .inFlight(let current)? = entries[construction.key], current === construction else { return }
         if let object, weakly {
@@ -91,7 +100,12 @@ struct ContainerState {
             sweepDeadSharedInstances(released: &released)
         } else {
             entries[construction.key] = nil
-            if let object { released.append(singletons.insert(object, for: construction.key) as Any) }
+            guard let object else { return }
+            released.append(singletons.insert(object, for: construction.key) as Any)
+            if let teardown {
+                teardownsKept += 1
+                released.append(teardowns.updateValue((teardownsKept, teardown), forKey: construction.key) as Any)
+            }
         }
     }
 
@@ -109,6 +123,7 @@ struct ContainerState {
             guard visited.insert(key).inserted else { continue }
             released.append(entries.removeValue(forKey: key) as Any)
             released.append(singletons.remove(key) as Any)
+            if !teardowns.isEmpty { released.append(teardowns.removeValue(forKey: key) as Any) }
             if let users = dependents.removeValue(forKey: key.registration) {
                 pending.append(contentsOf: users)
                 released.append(users)

@@ -34,6 +34,9 @@ public struct AsyncProvider<Value> {
     @usableFromInline let name: StaticString
     @usableFromInline let scope: DependencyScope
     @usableFromInline let make: @Sendable () async throws -> Value
+    /// What shutdown runs for the instance, set by `onShutdown` on a singleton (a `let`,
+    /// as in ``Provider``).
+    @usableFromInline let teardown: (@Sendable (Value) async -> Void)?
 
     /// A provider declared at a call site of `factory`, `singleton` or `shared`.
     @inlinable
@@ -47,6 +50,14 @@ public struct AsyncProvider<Value> {
         self.name = name
         self.scope = scope
         self.make = make
+        self.teardown = nil
+    }
+
+    /// `provider` with `teardown`.
+    @inlinable
+    init(_ provider: AsyncProvider<Value>, teardown: @escaping @Sendable (Value) async -> Void) {
+        (container, key, name, scope, make) = (provider.container, provider.key, provider.name, provider.scope, provider.make)
+        self.teardown = teardown
     }
 
     /// Resolves the dependency in the container the provider came from.

@@ -36,6 +36,10 @@ public struct Provider<Value> {
     /// any property of a module with main-actor default isolation): a key path can carry
     /// it off the main actor where the compiler cannot see it, so resolution checks this.
     @usableFromInline let isMainActor: Bool
+    /// What shutdown runs for the instance, set by `onShutdown` on a singleton. A `let`:
+    /// with a `var` here, the optimizer keeps a copy of every provider it makes, which
+    /// costs a cached resolution some 240 instructions.
+    @usableFromInline let teardown: Teardown<Value>?
 
     /// A provider declared at a call site of `factory`, `singleton` or `shared`.
     @inlinable
@@ -54,6 +58,14 @@ public struct Provider<Value> {
         self.isMainActor = isolation.map { $0 === MainActor.shared } ?? false
         if isMainActor { MainActorThread.check(registration: name) }
         self.make = make
+        self.teardown = nil
+    }
+
+    /// `provider` with `teardown`.
+    @inlinable
+    init(_ provider: Provider<Value>, teardown: Teardown<Value>) {
+        (container, key, name, scope) = (provider.container, provider.key, provider.name, provider.scope)
+        (make, isMainActor, self.teardown) = (provider.make, provider.isMainActor, teardown)
     }
 
     /// Resolves the dependency in the container the provider came from.

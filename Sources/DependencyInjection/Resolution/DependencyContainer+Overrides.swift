@@ -66,14 +66,20 @@ extension DependencyContainer {
     ///
     /// Stored values are kept (use ``removeAll()`` for those). The next resolution of
     /// each singleton builds it again from its registration. Children drop what they
-    /// built from this container's overrides.
+    /// built from this container's overrides. Instances are released without their
+    /// teardowns: ``shutdown(fileID:filePath:line:column:)`` runs those, and keeps the
+    /// overrides.
     public func reset() {
         let (dropped, children) = state.withLock(releasingAfter: { state, released in
             released.append(state.overrides)
             released.append(state.entries)
             released.append(state.singletons.storage as Any)  // releases every box when it goes
             released.append(state.dependents)
-            defer { (state.overrides, state.entries, state.singletons, state.dependents) = ([:], [:], .init(), [:]) }
+            released.append(state.teardowns)
+            defer {
+                (state.overrides, state.entries, state.singletons, state.dependents, state.teardowns) =
+                    ([:], [:], .init(), [:], [:])
+            }
             return (Array(state.overrides.keys), state.liveChildren)
         })
         for child in children { child.invalidate(dropped) }

@@ -29,9 +29,9 @@ extension DependencyContainer {
         }
         var value: Value?
         build.run(in: self) { value = (build.override.map { $0 as! Override<Value> })?.make() ?? provider.make() }
-        let kept: AnyBox? =
+        let kept: Box<Value>? =
             if build.scope == .factory { nil } else if provider.isMainActor { MainActorBox(value!) } else { Box(value!) }
-        build.finish(in: self, keeping: kept)
+        build.finish(in: self, keeping: kept, teardown: provider.pendingTeardown(of: kept))
         return value!
     }
 
@@ -88,8 +88,14 @@ extension DependencyContainer {
             }
             Task {
                 let outcome: Result<AnyBox, any Error>
-                do { outcome = .success(Box(try await run(.current))) } catch { outcome = .failure(error) }
-                self.complete(construction, outcome, weakly: provider.scope == .shared)
+                var teardown: PendingTeardown?
+                do {
+                    let box = Box(try await run(.current))
+                    (outcome, teardown) = (.success(box), provider.pendingTeardown(of: box))
+                } catch {
+                    outcome = .failure(error)
+                }
+                self.complete(construction, outcome, weakly: provider.scope == .shared, teardown: teardown)
             }
             object = try await construction.value(as: resolution.owner, innermost: resolution.enclosing)
         }
@@ -124,12 +130,16 @@ extension DependencyContainer {
         return resolution
     }
 
-    /// Ends a construction: caches what it built (unless it was dropped meanwhile), then
-    /// wakes its waiters.
-    fileprivate func complete(_ construction: InFlight, _ outcome: Result<AnyBox, any Error>, weakly: Bool) {
+    /// Ends a construction: caches what it built (unless it was dropped meanwhile) with its
+    /// teardown, then wakes its waiters.
+    fileprivate func complete(
+        _ construction: InFlight, _ outcome: Result<AnyBox, any Error>, weakly: Bool, teardown: PendingTeardown?
+    ) {
         let box = try? outcome.get()
         state.withLock(releasingAfter: { state, released in
-            state.complete(construction, keeping: weakly ? box?.object : box, weakly: weakly, released: &released)
+            state.complete(
+                construction, keeping: weakly ? box?.object : box, weakly: weakly, teardown: teardown,
+                released: &released)
         })
         construction.finish(outcome)
     }
@@ -175,11 +185,12 @@ struct Resolution: @unchecked Sendable {
         Frame.$current.withValue(frame(container, owner: owner), operation: body)
     }
 
-    /// Ends the construction: keeps `box` for a cached scope, and traces it.
+    /// Ends the construction: keeps `box` for a cached scope, with the teardown of a
+    /// singleton that declares one, and traces it.
     @usableFromInline
-    func finish(in container: DependencyContainer, keeping box: AnyBox?) {
+    func finish(in container: DependencyContainer, keeping box: AnyBox?, teardown: PendingTeardown?) {
         if let box, case .build(let construction?) = claim {
-            container.complete(construction, .success(box), weakly: scope == .shared)
+            container.complete(construction, .success(box), weakly: scope == .shared, teardown: teardown)
         }
         trace?.finish(outcome: outcome)
     }

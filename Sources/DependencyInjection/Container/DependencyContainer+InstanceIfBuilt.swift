@@ -1,0 +1,69 @@
+extension DependencyContainer {
+    /// The instance this container keeps for `keyPath`, if it built one; never builds.
+    ///
+    /// Resolving always returns an instance, building it if need be. Some code only wants
+    /// one that exists: a flush at the end of a request, a status screen, a test that
+    /// checks what was built. Named after `viewIfLoaded`, which asks a view controller
+    /// the same way:
+    ///
+    /// ```swift
+    /// final class AnalyticsQueue: Sendable {
+    ///     func flush() {}
+    /// }
+    ///
+    /// extension DependencyContainer {
+    ///     var analyticsQueue: Provider<AnalyticsQueue> { singleton { AnalyticsQueue() } }
+    /// }
+    ///
+    /// let container = DependencyContainer()
+    /// container.instanceIfBuilt(\.analyticsQueue)?.flush()   // nil: nothing to flush
+    /// ```
+    ///
+    /// It is the singleton this container built, from the registration or an override, or
+    /// the live instance of a `shared` registration; `nil` for a factory, whose instances
+    /// are never kept, for an instance still being built (it does not wait), and after
+    /// ``reset()`` or ``shutdown(fileID:filePath:line:column:)``. A parent's instances are
+    /// not this container's, as for resolution. It is not a resolution: it is not traced,
+    /// and an instance being built that asks does not depend on the answer.
+    ///
+    /// - Parameter keyPath: The provider whose instance to look up.
+    /// - Returns: The built instance, or `nil`.
+    public func instanceIfBuilt<Value>(_ keyPath: KeyPath<DependencyContainer, Provider<Value>>) -> Value? {
+        instance(for: self[keyPath: keyPath].key)
+    }
+
+    /// The instance this container keeps for an async registration, if it built one;
+    /// never builds, so it needs no `await`.
+    ///
+    /// ```swift
+    /// final class Session: Sendable {
+    ///     static func start() async throws -> Session { Session() }
+    /// }
+    ///
+    /// extension DependencyContainer {
+    ///     var session: AsyncProvider<Session> { singleton { try await Session.start() } }
+    /// }
+    ///
+    /// let isSignedIn = DependencyContainer.main.instanceIfBuilt(\.session) != nil
+    /// ```
+    ///
+    /// It answers as
+    /// ``instanceIfBuilt(_:)-(KeyPath<DependencyContainer,Provider<Value>>)`` does: `nil`
+    /// while the instance is still being built, too.
+    ///
+    /// - Parameter keyPath: The async provider whose instance to look up.
+    /// - Returns: The built instance, or `nil`.
+    public func instanceIfBuilt<Value>(_ keyPath: KeyPath<DependencyContainer, AsyncProvider<Value>>) -> Value? {
+        instance(for: self[keyPath: keyPath].key)
+    }
+
+    /// The kept singleton for `key`, or the live shared instance.
+    private func instance<Value>(for key: RegistrationKey) -> Value? {
+        let object: AnyObject? = state.withLock { state in
+            if let box = state.singletons.box(for: key) { return box }
+            guard case .shared(let reference)? = state.entries[key] else { return nil }
+            return reference.object
+        }
+        return object.map(Self.unbox)
+    }
+}

@@ -1,0 +1,138 @@
+extension DependencyContainer {
+    /// Tears down what this container built: runs the teardown of each singleton it
+    /// keeps, most recently built first, and empties it.
+    ///
+    /// Call it where a container's life ends: when the app terminates, when a user signs
+    /// out, at the end of a request or a test. Registrations declare their teardowns
+    /// (``Provider/onShutdown(_:)-((Value)->Void)``), so the caller need not know
+    /// which instances exist, and nothing is built just to be closed:
+    ///
+    /// ```swift
+    /// final class Database: Sendable {
+    ///     func close() {}
+    /// }
+    ///
+    /// extension DependencyContainer {
+    ///     var database: Provider<Database> {
+    ///         singleton { Database() }.onShutdown { $0.close() }
+    ///     }
+    /// }
+    ///
+    /// let container = DependencyContainer()
+    /// _ = container.database()
+    /// container.shutdown()   // closes the database
+    /// container.shutdown()   // nothing left to close
+    /// ```
+    ///
+    /// A singleton built from another is built after it, so it is torn down before it.
+    /// The container is emptied first, at once, and then the teardowns run without any
+    /// lock held: each instance is torn down exactly once, even when two shutdowns race,
+    /// and a teardown or a `deinit` may use the container, where it builds anew. A later
+    /// resolution builds anew too, and a later shutdown tears that down.
+    ///
+    /// Unlike ``reset()``, shutdown keeps the overrides and the stored values: a container
+    /// configured with stubs is never left serving live services. A singleton still being
+    /// built when shutdown starts is kept when it is done, for a later shutdown. Child
+    /// containers are not shut down: each owns what it built, so shut a child down before
+    /// its parent.
+    ///
+    /// > Important: This synchronous form cannot wait for an async teardown
+    /// > (``AsyncProvider/onShutdown(_:)``): it releases that instance without it and
+    /// > reports a ``DependencyIssue`` at this call. Use ``shutdown(isolation:)`` with
+    /// > `await` in async code. A main-actor teardown needs this call on the main actor; off
+    /// > it, it stops with a message naming the registration.
+    ///
+    /// - Parameters:
+    ///   - fileID: Where the issue of a skipped async teardown points; leave the default.
+    ///   - filePath: The path of that file, for the test runner; leave the default.
+    ///   - line: The line of this call; leave the default.
+    ///   - column: The column of this call; leave the default.
+    public func shutdown(
+        fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column
+    ) {
+        let teardowns = takeTeardowns()
+        if let onMainActor = teardowns.first(where: \.isOnMainActor) {
+            MainActorThread.check(
+                "\(onMainActor.name) has a @MainActor teardown, and shutdown() was called off the main actor. "
+                    + "Call it on the main actor, or await shutdown().")
+        }
+        for teardown in teardowns {
+            switch teardown.run {
+            case .anywhere(let body): body()
+            case .onMainActor(let body): MainActor.assumeIsolated { body() }
+            case .async:
+                DependencyIssue(
+                    dependency: teardown.name.description,
+                    message: "\(teardown.name) has an async teardown, which shutdown() cannot wait for, so it did not "
+                        + "run: await shutdown() instead.",
+                    fileID: fileID, filePath: filePath, line: line, column: column, container: self
+                ).report()
+            }
+        }
+    }
+
+    /// Tears down what this container built, waiting for async teardowns: the form of
+    /// ``shutdown(fileID:filePath:line:column:)`` for async code.
+    ///
+    /// It runs every kind of teardown, most recently built first, one at a time: an async
+    /// teardown is awaited before the next starts, and a main-actor teardown runs on the
+    /// main actor, from wherever this is called:
+    ///
+    /// ```swift
+    /// final class Connection: Sendable {
+    ///     func close() async {}
+    /// }
+    ///
+    /// extension DependencyContainer {
+    ///     var connection: AsyncProvider<Connection> {
+    ///         singleton { Connection() }.onShutdown { await $0.close() }
+    ///     }
+    /// }
+    ///
+    /// func signOut(_ session: DependencyContainer) async {
+    ///     await session.shutdown()
+    /// }
+    /// ```
+    ///
+    /// In async code Swift picks this form, so `await` is needed and no async teardown is
+    /// skipped by mistake. Otherwise it behaves as the synchronous form.
+    ///
+    /// - Parameter isolation: The actor the synchronous teardowns run on; inferred from
+    ///   the caller.
+    public func shutdown(isolation: isolated (any Actor)? = #isolation) async {
+        for teardown in takeTeardowns() {
+            switch teardown.run {
+            case .anywhere(let body): body()
+            case .onMainActor: await MainActor.run { teardown.runOnMainActor() }
+            case .async(let body): await body()
+            }
+        }
+    }
+
+    /// Empties the container under its lock, keeping overrides, stored values and the
+    /// constructions in flight, and hands out the teardowns of what it dropped.
+    private func takeTeardowns() -> [PendingTeardown] {
+        state.withLock(releasingAfter: { state, released in state.shutDown(released: &released) })
+    }
+}
+
+extension ContainerState {
+    /// Drops every cached instance and hands out their teardowns, most recently built
+    /// first. A construction in flight keeps its entry, and the record of what it used,
+    /// so that it keeps its instance (with its teardown) when it is done.
+    mutating func shutDown(released: inout [Any]) -> [PendingTeardown] {
+        released.append(singletons.storage as Any)  // releases every box when it goes
+        released.append(entries)
+        released.append(dependents)
+        released.append(teardowns)
+        singletons = .init()
+        let inFlight = entries.filter { if case .inFlight = $0.value { true } else { false } }
+        entries = inFlight
+        dependents = dependents.compactMapValues { users in
+            let building = users.filter { inFlight[$0] != nil }
+            return building.isEmpty ? nil : building
+        }
+        defer { teardowns = [:] }
+        return teardowns.values.sorted { $0.order > $1.order }.map(\.teardown)
+    }
+}
