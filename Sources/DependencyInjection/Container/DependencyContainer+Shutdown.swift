@@ -24,7 +24,8 @@ extension DependencyContainer {
     /// container.shutdown()   // nothing left to close
     /// ```
     ///
-    /// A singleton built from another is built after it, so it is torn down before it.
+    /// A singleton built from another while it was being built finishes after it, so it is
+    /// torn down before it (a dependency resolved later, lazily, is torn down first).
     /// The container is emptied first, at once, and then the teardowns run without any
     /// lock held: each instance is torn down exactly once, even when two shutdowns race,
     /// and a teardown or a `deinit` may use the container, where it builds anew. A later
@@ -32,7 +33,9 @@ extension DependencyContainer {
     ///
     /// Unlike ``reset()``, shutdown keeps the overrides and the stored values: a container
     /// configured with stubs is never left serving live services. A singleton still being
-    /// built when shutdown starts is kept when it is done, for a later shutdown. Child
+    /// built when shutdown starts is kept when it is done, for a later shutdown, even if
+    /// shutdown tore down something it was built from. A container released without
+    /// `shutdown()` runs no teardowns. Child
     /// containers are not shut down: each owns what it built, so shut a child down before
     /// its parent.
     ///

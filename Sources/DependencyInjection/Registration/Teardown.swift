@@ -26,7 +26,10 @@ extension Provider where Value: Sendable {
     ///
     /// > Important: Only a singleton is kept by its container, so only a singleton can be
     /// > torn down: a `factory` or `shared` registration with a teardown stops with a
-    /// > message naming it when it is resolved, instead of never running the teardown.
+    /// > message naming it as soon as its provider is made, instead of never running the
+    /// > teardown. The container keeps the teardown until it is shut down, so a teardown
+    /// > that captures the container keeps it alive: use only the instance it receives, or
+    /// > capture `[unowned self]`.
     ///
     /// - Parameter teardown: Receives the instance; it may be called from any thread.
     /// - Returns: The same provider (same registration, same scope) with `teardown`.
@@ -109,7 +112,7 @@ extension AsyncProvider {
     /// it releases the instance without it and reports a ``DependencyIssue`` that names the
     /// registration. As for ``Provider/onShutdown(_:)-((Value)->Void)``, the teardown
     /// belongs to the registration (an override's instance gets it too), and a `factory` or
-    /// `shared` registration with a teardown stops when it is resolved.
+    /// `shared` registration with a teardown stops as soon as its provider is made.
     ///
     /// - Parameter teardown: Receives the instance; it may be called from any task.
     /// - Returns: The same provider (same registration, same scope) with `teardown`.
