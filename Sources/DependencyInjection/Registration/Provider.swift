@@ -34,7 +34,8 @@ public struct Provider<Value> {
     @usableFromInline let make: () -> Value
     /// Whether the registration is isolated to the main actor (a `@MainActor` property, or
     /// any property of a module with main-actor default isolation): a key path can carry
-    /// it off the main actor where the compiler cannot see it, so resolution checks this.
+    /// it off the main actor where the compiler cannot see it, so the provider checks it
+    /// when it is made, and a cached value is released on the main actor.
     @usableFromInline let isMainActor: Bool
     /// What shutdown runs for the instance, set by `onShutdown` on a singleton. A `let`:
     /// with a `var` here, the optimizer keeps a copy of every provider it makes, which
