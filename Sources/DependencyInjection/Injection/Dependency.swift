@@ -7,15 +7,24 @@
 /// }
 /// ```
 ///
-/// The container is chosen when the owning object is created: ``DependencyContainer/main``
-/// at that moment, which inside ``DependencyContainer/withMain(_:_:)`` is that call's
-/// container. The value is resolved on first access and then kept. When the owning object
-/// is a singleton being built by that same container, the property holds the container
-/// weakly (the container keeps the singleton, so a strong reference would keep both
-/// forever); reading it for the first time after the container is gone stops with a
-/// message. Reading the property
-/// from many threads at once is safe: the dependency is resolved once and every reader
-/// sees the same value.
+/// The container is chosen when the owning object is created, first match wins:
+///
+/// 1. the container passed as `container:`;
+/// 2. the container building the object, if a registration's closure is creating it (on
+///    that thread, or in that task; a task the closure starts is not part of it);
+/// 3. ``DependencyContainer/main`` at that moment, which inside
+///    ``DependencyContainer/withMain(_:_:)`` is that call's container.
+///
+/// So an object built by `container.feedScreen()` resolves from `container` whatever
+/// `main` is, and a singleton's properties from the container that keeps it. The value is
+/// resolved on first access and then kept.
+///
+/// A container never keeps itself alive through what it caches: when the owning object is
+/// a singleton the container is building, or is created while a property of such an
+/// object is first resolved, the property holds the container weakly. Reading it for the
+/// first time after the container is gone stops with a message. Reading the property from
+/// many threads at once is safe: the dependency is resolved once and every reader sees
+/// the same value.
 ///
 /// A class whose only mutable state is `@Dependency` properties may be declared
 /// `@unchecked Sendable`: the wrapper's storage is guarded by its own lock. (Swift
@@ -37,7 +46,8 @@ public struct Dependency<Value> {
 
     /// Injects a plain registration: a computed property of any type.
     ///
-    /// The container is taken now, when the owning object is created; the property is
+    /// The container is taken now, when the owning object is created (see ``Dependency``
+    /// for which); the property is
     /// read from it on first access:
     ///
     /// ```swift
@@ -47,7 +57,8 @@ public struct Dependency<Value> {
     ///
     /// - Parameters:
     ///   - keyPath: The registration, such as `\.baseURL`.
-    ///   - container: Where to resolve it; ``DependencyContainer/main`` as it is now.
+    ///   - container: Where to resolve it; by default the container building the owning
+    ///     object, else ``DependencyContainer/main`` as it is now.
     ///   - function: The type that declares the property, for messages; leave the default.
     ///   - fileID: Where the property is declared, for messages; leave the default.
     ///   - line: Where the property is declared, for messages; leave the default.
@@ -55,7 +66,7 @@ public struct Dependency<Value> {
     @inlinable
     public init(
         _ keyPath: KeyPath<DependencyContainer, Value>,
-        container: DependencyContainer = .main,
+        container: DependencyContainer? = nil,
         function: StaticString = #function,
         fileID: StaticString = #fileID,
         line: UInt = #line
@@ -77,14 +88,15 @@ public struct Dependency<Value> {
     ///
     /// - Parameters:
     ///   - keyPath: The registration, such as `\.httpClient`.
-    ///   - container: Where to resolve it; ``DependencyContainer/main`` as it is now.
+    ///   - container: Where to resolve it; by default the container building the owning
+    ///     object, else ``DependencyContainer/main`` as it is now.
     ///   - function: The type that declares the property, for messages; leave the default.
     ///   - fileID: Where the property is declared, for messages; leave the default.
     ///   - line: Where the property is declared, for messages; leave the default.
     @inlinable
     public init(
         _ keyPath: KeyPath<DependencyContainer, Provider<Value>>,
-        container: DependencyContainer = .main,
+        container: DependencyContainer? = nil,
         function: StaticString = #function,
         fileID: StaticString = #fileID,
         line: UInt = #line

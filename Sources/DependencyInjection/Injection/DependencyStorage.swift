@@ -38,20 +38,17 @@ final class DependencyStorage: @unchecked Sendable {
 
     @usableFromInline
     init(
-        container: DependencyContainer, declaredIn type: StaticString, fileID: StaticString, line: UInt,
+        container chosen: DependencyContainer?, declaredIn type: StaticString, fileID: StaticString, line: UInt,
         resolve: @escaping (DependencyContainer) -> AnyBox
     ) {
-        // A singleton of `container` still being built owns this property (directly, or
-        // through a child task of its construction): the container will keep that
-        // singleton, so holding the container strongly would keep both forever. A task the
-        // construction spawned that creates objects after it ended holds it strongly.
-        let id = ObjectIdentifier(container)
-        var frame = Frame.current
-        while let enclosing = frame, !(enclosing.container == id && enclosing.singleton.map(WaitGraph.isRunning) == true) {
-            frame = enclosing.parent
-        }
-        let cached = frame != nil
-        state = .init(State(reference: (cached ? nil : container, Weak(container))))
+        // The container building the owning object, if one is; else `main`.
+        let innermost = Frame.current
+        let container = chosen ?? Frame.building(from: innermost) ?? DependencyContainer.main
+        // A construction of `container` still running builds something the container
+        // keeps (a singleton, directly or through a task it started, or an object whose
+        // property it resolves): holding the container strongly would keep both forever.
+        let weakly = Frame.keepsResult(of: container, from: innermost)
+        state = .init(State(reference: (weakly ? nil : container, Weak(container))))
         site = Site(name: .property(in: type), fileID: fileID, line: line)
         self.resolve = resolve
         cell.attach(to: self)
@@ -66,7 +63,7 @@ final class DependencyStorage: @unchecked Sendable {
     private enum Step {
         case resolved(AnyBox)
         case wait(InFlight)
-        case resolve(InFlight, DependencyContainer, generation: UInt64)
+        case resolve(InFlight, DependencyContainer, generation: UInt64, keptByContainer: Bool)
         case released
     }
 
@@ -78,7 +75,7 @@ final class DependencyStorage: @unchecked Sendable {
             guard let container = state.container else { return .released }
             let resolving = InFlight(key: Self.resolutionKey)
             state.resolving = resolving
-            return .resolve(resolving, container, generation: state.generation)
+            return .resolve(resolving, container, generation: state.generation, keptByContainer: state.reference.strong == nil)
         }
         switch step {
         case .resolved(let box):
@@ -90,13 +87,14 @@ final class DependencyStorage: @unchecked Sendable {
             Frame.checkNoCycle(
                 building: Self.resolutionKey, in: ObjectIdentifier(self), site: site, owner: owner, from: enclosing)
             return resolving.wait(as: owner, innermost: enclosing)
-        case .resolve(let resolving, let container, let generation):
+        case .resolve(let resolving, let container, let generation, let keptByContainer):
             let enclosing = Frame.current
             let frame = Frame(
-                container: ObjectIdentifier(self), key: Self.resolutionKey, site: site,
-                singleton: nil, trace: enclosing?.trace, owner: owner, parent: enclosing)
+                container: ObjectIdentifier(self), building: container, keepsResult: keptByContainer,
+                key: Self.resolutionKey, site: site, singleton: nil, trace: enclosing?.trace, owner: owner,
+                parent: enclosing)
             WaitGraph.start(resolving, builtBy: frame)
-            let box = Frame.$current.withValue(frame) { resolve(container) }
+            let box = frame.bind { resolve(container) }
             state.withLock { state in
                 state.resolving = nil
                 if state.generation == generation { publish(box, in: &state) }

@@ -79,7 +79,7 @@ extension DependencyContainer {
             let make = override?.make ?? provider.make
             // Runs the closure in this construction's frame, as `owner`.
             let run = { @Sendable (owner: Owner) in
-                try await Frame.$current.withValue(resolution.frame(self, owner: owner), operation: make)
+                try await resolution.frame(self, owner: owner).bind(make)
             }
             guard let construction else {
                 let value = try await run(resolution.owner)
@@ -182,7 +182,7 @@ struct Resolution: @unchecked Sendable {
     /// Runs `body`, the registration's closure, in this construction's frame.
     @usableFromInline
     func run(in container: DependencyContainer, _ body: () -> Void) {
-        Frame.$current.withValue(frame(container, owner: owner), operation: body)
+        frame(container, owner: owner).bind(body)
     }
 
     /// Ends the construction: keeps `box` for a cached scope, with the teardown of a
@@ -199,8 +199,9 @@ struct Resolution: @unchecked Sendable {
     func frame(_ container: DependencyContainer, owner: Owner) -> Frame {
         let construction: InFlight? = if case .build(let construction?) = claim { construction } else { nil }
         let frame = Frame(
-            container: ObjectIdentifier(container), key: key, site: site,
-            singleton: scope == .singleton ? construction : nil, trace: trace?.batch, owner: owner, parent: enclosing)
+            container: ObjectIdentifier(container), building: container, keepsResult: scope == .singleton, key: key,
+            site: site, singleton: scope == .singleton ? construction : nil, trace: trace?.batch, owner: owner,
+            parent: enclosing)
         if let construction { WaitGraph.start(construction, builtBy: frame) }
         return frame
     }

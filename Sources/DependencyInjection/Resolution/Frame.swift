@@ -65,17 +65,42 @@ struct Site: Sendable, CustomStringConvertible {
 /// Frames form an immutable chain, innermost first, bound as a task-local value while a
 /// construction runs, for synchronous and asynchronous code alike. The chain is the
 /// package's one answer to "who is building here": it finds cycles on one owner, it gives
-/// trace depths and batches, and it tells a `@Dependency` created during a singleton's
-/// construction which container caches its owner.
+/// trace depths and batches, it tells a `@Dependency` created during a construction which
+/// container built its owner, and whether that container keeps the owner.
 ///
 /// ```swift
-/// let frame = Frame(container: id, key: key, site: site, singleton: inFlight, trace: nil, owner: .current, parent: Frame.current)
-/// Frame.$current.withValue(frame) { make() }
+/// let frame = Frame(container: id, building: container, keepsResult: true, key: key, site: site,
+///                   singleton: inFlight, trace: nil, owner: .current, parent: Frame.current)
+/// frame.bind { make() }
 /// ```
-final class Frame: Sendable {
+///
+/// A task created inside a construction inherits the chain, and can outlive it. So a frame
+/// is *active* only while its binding lasts, and code asks "am I building here?" only of
+/// active frames: an ended frame's owner may be gone, and its task's address reused by a
+/// task that inherited the chain.
+final class Frame: @unchecked Sendable {
+    // @unchecked: `activeWord` is read and written only atomically; everything else is
+    // immutable.
+
+    /// Non-nil while the frame is bound. It must stay the first stored property: it is
+    /// reached through the address of the object's stored properties, for atomic access.
+    private var activeWord: UnsafeRawPointer? = UnsafeRawPointer(bitPattern: 1)
+
     @TaskLocal static var current: Frame?
 
+    /// What cycles are keyed by: the container, or the `@Dependency` storage, that builds.
     let container: ObjectIdentifier
+    /// The container that runs this construction (or that a `@Dependency` resolves from).
+    /// Read only through ``building(from:)``, by the frame's owner while the frame is
+    /// active, when the container is busy and so alive; `unowned(unsafe)` spares a
+    /// reference count on every construction, and a frame inherited by a task that
+    /// outlives the container never reads it.
+    unowned(unsafe) let building: DependencyContainer
+    let buildingID: ObjectIdentifier
+    /// Whether `building` keeps what this frame builds (a singleton, or an object the
+    /// container keeps whose property this frame resolves): a `@Dependency` created under
+    /// it must not hold that container strongly.
+    let keepsResult: Bool
     let key: RegistrationKey
     let site: Site
     /// The singleton this frame builds, which its container will keep; nil otherwise.
@@ -87,10 +112,13 @@ final class Frame: Sendable {
     let depth: Int
 
     init(
-        container: ObjectIdentifier, key: RegistrationKey, site: Site,
-        singleton: InFlight?, trace: TraceBatch?, owner: Owner, parent: Frame?
+        container: ObjectIdentifier, building: DependencyContainer, keepsResult: Bool, key: RegistrationKey,
+        site: Site, singleton: InFlight?, trace: TraceBatch?, owner: Owner, parent: Frame?
     ) {
         self.container = container
+        self.building = building
+        self.buildingID = ObjectIdentifier(building)
+        self.keepsResult = keepsResult
         self.key = key
         self.site = site
         self.singleton = singleton
@@ -100,14 +128,55 @@ final class Frame: Sendable {
         self.depth = (parent?.depth ?? -1) + 1
     }
 
+    /// Runs `body` with this frame bound as the innermost construction, and ends the frame
+    /// when `body` returns.
+    func bind<Result>(_ body: () throws -> Result) rethrows -> Result {
+        defer { end() }
+        return try Frame.$current.withValue(self, operation: body)
+    }
+
+    /// Runs `body` with this frame bound as the innermost construction, and ends the frame
+    /// when `body` returns.
+    func bind<Result>(
+        _ body: () async throws -> Result, isolation: isolated (any Actor)? = #isolation
+    ) async rethrows -> Result {
+        defer { end() }
+        return try await Frame.$current.withValue(self, operation: body)
+    }
+
+    /// The container building an object on this thread, or in this task, right now: the
+    /// innermost construction, if this owner runs it. A task that a construction started
+    /// is somebody else, and gets `nil`.
+    ///
+    /// ```swift
+    /// let container = Frame.building(from: Frame.current) ?? .main
+    /// ```
+    static func building(from innermost: Frame?) -> DependencyContainer? {
+        guard let frame = innermost, frame.isActive, frame.owner == .current else { return nil }
+        return frame.building
+    }
+
+    /// Whether a construction still running anywhere in `innermost`'s chain is building
+    /// something `container` keeps: an object created under it must hold `container` weakly.
+    static func keepsResult(of container: DependencyContainer, from innermost: Frame?) -> Bool {
+        let id = ObjectIdentifier(container)
+        var frame = innermost
+        while let enclosing = frame {
+            if enclosing.keepsResult && enclosing.buildingID == id && enclosing.isActive { return true }
+            frame = enclosing.parent
+        }
+        return false
+    }
+
     /// Stops with the chain when the current owner is already building `key` in
     /// `container`: building it again could only recurse forever. Frames inherited from
-    /// the task that created this one belong to someone else and end the walk.
+    /// the task that created this one belong to someone else and end the walk, and so do
+    /// ended ones.
     static func checkNoCycle(
         building key: RegistrationKey, in container: ObjectIdentifier, site: Site, owner: Owner, from innermost: Frame?
     ) {
         var frame = innermost
-        while let own = frame, own.owner == owner {
+        while let own = frame, own.owner == owner, own.isActive {
             if own.container == container && own.key == key {
                 CycleReport.stop(own.sites(to: innermost), closing: site)
             }
@@ -125,5 +194,23 @@ final class Frame: Sendable {
             frame = current.parent
         }
         return sites.reversed()
+    }
+
+    // MARK: - The active flag, read and written atomically
+
+    private var activeWordAddress: UnsafeMutablePointer<UnsafeRawPointer?> {
+        _getUnsafePointerToStoredProperties(self).assumingMemoryBound(to: UnsafeRawPointer?.self)
+    }
+
+    /// Whether the frame is still bound. A compare-and-exchange that never changes the
+    /// word serves as the atomic load.
+    var isActive: Bool {
+        var seen: UnsafeRawPointer? = nil
+        return !_stdlib_atomicCompareExchangeStrongPtr(object: activeWordAddress, expected: &seen, desired: nil)
+    }
+
+    private func end() {
+        var active = UnsafeRawPointer(bitPattern: 1)
+        _ = _stdlib_atomicCompareExchangeStrongPtr(object: activeWordAddress, expected: &active, desired: nil)
     }
 }
