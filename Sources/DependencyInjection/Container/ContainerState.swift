@@ -134,6 +134,20 @@ struct ContainerState {
 
     /// The children alive now, as strong references for the caller to release after
     /// unlocking.
+    /// Whether the construction of `key` used any of `overridden`, directly or through
+    /// other constructions, by the record of uses this container keeps.
+    func built(_ key: RegistrationKey, fromAnyOf overridden: [RegistrationKey]) -> Bool {
+        guard !dependents.isEmpty else { return false }
+        var pending = overridden.map(\.registration)
+        var visited = Set<RegistrationKey>()
+        while let used = pending.popLast() {
+            guard visited.insert(used).inserted, let users = dependents[used] else { continue }
+            if users.contains(key) { return true }
+            pending.append(contentsOf: users.map(\.registration))
+        }
+        return false
+    }
+
     var liveChildren: [DependencyContainer] {
         children.isEmpty ? [] : children.values.compactMap(\.object)
     }

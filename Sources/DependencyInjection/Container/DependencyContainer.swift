@@ -19,8 +19,8 @@
 /// released while one is held, so a container is safe to share between threads and tasks
 /// and a `deinit` may use any container.
 public final class DependencyContainer: @unchecked Sendable {
-    // @unchecked: all mutable state lives in `state` behind its lock; `isMocked` and
-    // `parent` are immutable.
+    // @unchecked: all mutable state lives in `state` behind its lock; `isMocked`,
+    // `parent` and `appContainerOfScope` are immutable.
 
     /// Whether this container serves test doubles.
     ///
@@ -36,6 +36,10 @@ public final class DependencyContainer: @unchecked Sendable {
     /// Lookups of values and overrides walk from a container up through its parents, and
     /// the first one found wins. Cached instances are never taken from a parent.
     public let parent: DependencyContainer?
+
+    /// For a scope container, the nearest ancestor that is not a scope: the app container,
+    /// where app-wide instances live. `nil` for every other container.
+    @usableFromInline let appContainerOfScope: DependencyContainer?
 
     /// Everything mutable, behind one lock.
     @usableFromInline let state: _Locked<ContainerState>
@@ -55,15 +59,17 @@ public final class DependencyContainer: @unchecked Sendable {
     public init(isMocked: Bool = false) {
         self.isMocked = isMocked
         self.parent = nil
+        self.appContainerOfScope = nil
         self.state = .init(ContainerState())
     }
 
     /// Creates a child container: an isolated world layered over `parent`.
     ///
     /// The child reads its parent's stored values and overrides (its own first) and
-    /// inherits ``isMocked`` and ``tracer``, but builds and caches its own instances.
-    /// Nothing it stores, overrides or caches reaches the parent, which makes a child the
-    /// natural scope for one test or one signed-in user:
+    /// inherits ``isMocked`` and ``tracer``, but builds and caches its own instances, its
+    /// own singletons included. Nothing it stores, overrides or caches reaches the parent,
+    /// which makes a child the natural world for one test. For a session or a request,
+    /// which share the app's singletons, use ``init(scopeOf:)``:
     ///
     /// ```swift
     /// let testWorld = DependencyContainer(parent: .mocks)
@@ -75,9 +81,16 @@ public final class DependencyContainer: @unchecked Sendable {
     /// serves a stale instance.
     ///
     /// - Parameter parent: The container to layer over.
-    public init(parent: DependencyContainer) {
+    public convenience init(parent: DependencyContainer) {
+        self.init(parent: parent, appContainer: nil)
+    }
+
+    /// Creates a child of `parent`: an isolated world when `appContainer` is `nil`, else a
+    /// scope whose app-wide instances live in `appContainer`.
+    init(parent: DependencyContainer, appContainer: DependencyContainer?) {
         self.isMocked = parent.isMocked
         self.parent = parent
+        self.appContainerOfScope = appContainer
         self.state = .init(ContainerState())
         // Registered and given the parent's tracer in one step under the parent's lock,
         // so that a tracer set meanwhile reaches this child too.

@@ -91,7 +91,7 @@ final class DependencyStorage: @unchecked Sendable {
             let enclosing = Frame.current
             let frame = Frame(
                 container: ObjectIdentifier(self), building: container, keepsResult: keptByContainer,
-                key: Self.resolutionKey, site: site, singleton: nil, trace: enclosing?.trace, owner: owner,
+                key: Self.resolutionKey, site: site, servesScope: nil, trace: enclosing?.trace, owner: owner,
                 parent: enclosing)
             WaitGraph.start(resolving, builtBy: frame)
             let box = frame.bind { resolve(container) }

@@ -85,7 +85,17 @@ extension DependencyContainer {
 /// The sentences that name an unimplemented dependency and say how to supply it.
 enum UnimplementedMessage {
     static func stop(_ name: StaticString) -> String {
-        "\(name) is not implemented in this module: supply it with \(howToSupply(name))"
+        "\(name) is not implemented in this module: supply it with \(howToSupply(name))" + appWideHint
+    }
+
+    /// When the app container is building an app-wide instance that a scope asked for,
+    /// the scope's overrides are out of its reach: says so, and what to register instead.
+    static var appWideHint: String {
+        guard let appWide = Frame.outermostServingScope(from: Frame.current) else { return "" }
+        let user = appWide.site.nameText
+        return ". It was asked for while building \(user), which is app-wide: the app container builds it once "
+            + "for every scope, and it never reads a scope's overrides. If \(user) needs a scope's value, register "
+            + "it with scoped { … }"
     }
 
     static func placeholder(_ name: StaticString) -> String {

@@ -97,7 +97,7 @@ public struct Provider<Value> {
 /// How long a container keeps what a provider builds.
 ///
 /// A registration picks its scope by the function that makes its provider (`factory`,
-/// `singleton` or `shared`); this type names that choice where the library reports it,
+/// `singleton`, `shared` or `scoped`); this type names that choice where the library reports it,
 /// in each ``ResolutionEvent`` of a trace:
 ///
 /// ```swift
@@ -118,4 +118,12 @@ public enum DependencyScope: String, Sendable, Hashable, CaseIterable {
     /// Held weakly and reused while something else holds it:
     /// ``DependencyContainer/shared(name:fileID:line:column:isolation:_:)``.
     case shared
+    /// Built once per scope container (a session, a request) and kept until the scope goes:
+    /// ``DependencyContainer/scoped(name:fileID:line:column:isolation:_:)``. Outside any
+    /// scope it is kept like a singleton.
+    case scoped
+
+    /// Whether the container that builds an instance keeps it in its cache.
+    @inlinable
+    var isKeptByContainer: Bool { self == .singleton || self == .scoped }
 }

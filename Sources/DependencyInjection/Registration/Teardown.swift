@@ -166,19 +166,20 @@ final class PendingTeardown: @unchecked Sendable {
         }
     }
 
-    /// Stops unless `scope` is a singleton's: only a singleton keeps an instance to tear
-    /// down, and a teardown that never ran would leave a connection or a file open without
-    /// a word.
+    /// Stops unless `scope` keeps its instance (a singleton, or a scoped registration):
+    /// only a kept instance is torn down, and a teardown that never ran would leave a
+    /// connection or a file open without a word.
     @inlinable
     static func check(_ scope: DependencyScope, _ name: StaticString, _ key: RegistrationKey) {
-        if scope != .singleton { refuse(name, scope, key) }
+        if !scope.isKeptByContainer { refuse(name, scope, key) }
     }
 
     @usableFromInline @inline(never)
     static func refuse(_ name: StaticString, _ scope: DependencyScope, _ key: RegistrationKey) -> Never {
         fatalError(
-            "\(name) declares onShutdown but is a \(scope) registration. Only a singleton is kept by its container, "
-                + "so only a singleton is torn down at shutdown: register it with singleton { … }, or drop onShutdown.",
+            "\(name) declares onShutdown but is a \(scope) registration. Only a singleton or a scoped instance is kept "
+                + "by its container, so only those are torn down at shutdown: register it with singleton { … } or "
+                + "scoped { … }, or drop onShutdown.",
             file: key.file, line: key.line)
     }
 

@@ -6,7 +6,7 @@ extension DependencyContainer {
     /// the one road, ``resolveSlowly(_:)``.
     @inlinable
     func resolve<Value>(_ provider: Provider<Value>) -> Value {
-        if provider.scope == .singleton,
+        if provider.scope.isKeptByContainer,
             let value = state.withLock({ $0.cachedSingleton(provider.key, as: Value.self) })
         {
             return value
@@ -14,16 +14,35 @@ extension DependencyContainer {
         return resolveSlowly(provider)
     }
 
-    /// The road every synchronous resolution takes past the inline cache: the container
-    /// decides under its lock (``ContainerState/claim(_:scope:released:)``) whether to
-    /// serve, wait or build, and this adapter waits on a semaphore or builds on this thread.
+    /// The road every synchronous resolution takes past the inline cache: a scope container
+    /// first hands app-wide registrations to its app container
+    /// (``appContainer(resolving:_:)``); then the container decides under its lock
+    /// (``ContainerState/claim(_:scope:released:)``) whether to serve, wait or build, and
+    /// this adapter waits on a semaphore or builds on this thread.
     ///
     /// The bookkeeping is compiled once in this module; only the calls of the closures are
     /// specialized where the provider is resolved.
     @inlinable
     func resolveSlowly<Value>(_ provider: Provider<Value>) -> Value {
+        guard let home = appContainer(resolving: provider.key, provider.scope) else {
+            return resolveSlowly(provider, servingScope: nil)
+        }
+        if provider.scope.isKeptByContainer,
+            let value = home.state.withLock({ $0.cachedSingleton(provider.key, as: Value.self) })
+        {
+            return value
+        }
+        let value = home.resolveSlowly(provider, servingScope: ObjectIdentifier(self))
+        guard buildsAfterAll(provider.key, provider.scope, home) else { return value }
+        return resolveSlowly(provider, servingScope: nil)
+    }
+
+    /// Resolves `provider` in this container, for `servingScope` when this is the app
+    /// container of a scope that handed it over.
+    @inlinable
+    func resolveSlowly<Value>(_ provider: Provider<Value>, servingScope: ObjectIdentifier?) -> Value {
         let build: Resolution
-        switch prepare(provider.key, provider.name, provider.scope, Value.self) {
+        switch prepare(provider.key, provider.name, provider.scope, Value.self, servingScope: servingScope) {
         case .ready(let object): return Self.unbox(object)
         case .build(let started): build = started
         }
@@ -38,8 +57,11 @@ extension DependencyContainer {
     /// Claims `key` for a synchronous resolution: serves what is cached, waits for what
     /// is in flight, or returns what building here needs.
     @usableFromInline
-    func prepare(_ key: RegistrationKey, _ name: StaticString, _ scope: DependencyScope, _ type: Any.Type) -> Preparation {
-        let resolution = begin(key, name, scope, type)
+    func prepare(
+        _ key: RegistrationKey, _ name: StaticString, _ scope: DependencyScope, _ type: Any.Type,
+        servingScope: ObjectIdentifier?
+    ) -> Preparation {
+        let resolution = begin(key, name, scope, type, servingScope: servingScope)
         switch resolution.claim {
         case .cached(let object):
             resolution.trace?.finish(outcome: .cached)
@@ -58,7 +80,15 @@ extension DependencyContainer {
     /// built in a task of its own, which inherits this task's task-local values, so that
     /// cancelling one waiter does not cancel it for the others.
     func resolve<Value>(_ provider: AsyncProvider<Value>) async throws -> Value {
-        let resolution = begin(provider.key, provider.name, provider.scope, Value.self)
+        if let home = appContainer(resolving: provider.key, provider.scope) {
+            let value = try await home.resolve(provider, servingScope: ObjectIdentifier(self))
+            guard buildsAfterAll(provider.key, provider.scope, home) else { return value }
+        }
+        return try await resolve(provider, servingScope: nil)
+    }
+
+    private func resolve<Value>(_ provider: AsyncProvider<Value>, servingScope: ObjectIdentifier?) async throws -> Value {
+        let resolution = begin(provider.key, provider.name, provider.scope, Value.self, servingScope: servingScope)
         do {
             return try await resolve(provider, resolution)
         } catch {
@@ -104,7 +134,10 @@ extension DependencyContainer {
     }
 
     /// Claims `key` under the lock and prepares what building or waiting needs.
-    private func begin(_ key: RegistrationKey, _ name: StaticString, _ scope: DependencyScope, _ type: Any.Type) -> Resolution {
+    private func begin(
+        _ key: RegistrationKey, _ name: StaticString, _ scope: DependencyScope, _ type: Any.Type,
+        servingScope: ObjectIdentifier?
+    ) -> Resolution {
         let (claim, ownOverride, tracer) = state.withLock(releasingAfter: { state, released in
             let claim = state.claim(key, scope: scope, released: &released)
             guard case .build = claim else { return (claim, nil as AnyObject?, state.tracer) }
@@ -115,7 +148,7 @@ extension DependencyContainer {
         let enclosing = served && tracer == nil ? nil : Frame.current
         var resolution = Resolution(
             claim: claim, key: key, name: name, scope: scope, owner: served ? .nobody : .current, enclosing: enclosing,
-            override: ownOverride,
+            servesScope: servingScope, override: ownOverride,
             trace: tracer.flatMap { Trace($0, name: name, type: type, scope: scope, enclosing: enclosing) })
         switch claim {
         case .cached: return resolution
@@ -171,6 +204,8 @@ struct Resolution: @unchecked Sendable {
     let owner: Owner
     /// The frame this resolution started in, if any.
     let enclosing: Frame?
+    /// The scope container this app-wide resolution runs for, if a scope handed it over.
+    let servesScope: ObjectIdentifier?
     /// The installed override, an `Override<Value>` or `AsyncOverride<Value>`, if any.
     @usableFromInline var override: AnyObject?
     /// Present only while tracing.
@@ -199,9 +234,8 @@ struct Resolution: @unchecked Sendable {
     func frame(_ container: DependencyContainer, owner: Owner) -> Frame {
         let construction: InFlight? = if case .build(let construction?) = claim { construction } else { nil }
         let frame = Frame(
-            container: ObjectIdentifier(container), building: container, keepsResult: scope == .singleton, key: key,
-            site: site, singleton: scope == .singleton ? construction : nil, trace: trace?.batch, owner: owner,
-            parent: enclosing)
+            container: ObjectIdentifier(container), building: container, keepsResult: scope.isKeptByContainer, key: key,
+            site: site, servesScope: servesScope, trace: trace?.batch, owner: owner, parent: enclosing)
         if let construction { WaitGraph.start(construction, builtBy: frame) }
         return frame
     }

@@ -70,7 +70,7 @@ struct Site: Sendable, CustomStringConvertible {
 ///
 /// ```swift
 /// let frame = Frame(container: id, building: container, keepsResult: true, key: key, site: site,
-///                   singleton: inFlight, trace: nil, owner: .current, parent: Frame.current)
+///                   servesScope: nil, trace: nil, owner: .current, parent: Frame.current)
 /// frame.bind { make() }
 /// ```
 ///
@@ -103,8 +103,10 @@ final class Frame: @unchecked Sendable {
     let keepsResult: Bool
     let key: RegistrationKey
     let site: Site
-    /// The singleton this frame builds, which its container will keep; nil otherwise.
-    let singleton: InFlight?
+    /// The scope container this frame builds for, when `building` is that scope's app
+    /// container building an app-wide instance the scope asked for: what the construction
+    /// asks of the scope, it asks of `building`.
+    let servesScope: ObjectIdentifier?
     let owner: Owner
     let parent: Frame?
     /// The trace batch of the outermost traced resolution, if tracing.
@@ -113,7 +115,7 @@ final class Frame: @unchecked Sendable {
 
     init(
         container: ObjectIdentifier, building: DependencyContainer, keepsResult: Bool, key: RegistrationKey,
-        site: Site, singleton: InFlight?, trace: TraceBatch?, owner: Owner, parent: Frame?
+        site: Site, servesScope: ObjectIdentifier?, trace: TraceBatch?, owner: Owner, parent: Frame?
     ) {
         self.container = container
         self.building = building
@@ -121,7 +123,7 @@ final class Frame: @unchecked Sendable {
         self.keepsResult = keepsResult
         self.key = key
         self.site = site
-        self.singleton = singleton
+        self.servesScope = servesScope
         self.owner = owner
         self.parent = parent
         self.trace = trace
@@ -154,6 +156,28 @@ final class Frame: @unchecked Sendable {
     static func building(from innermost: Frame?) -> DependencyContainer? {
         guard let frame = innermost, frame.isActive, frame.owner == .current else { return nil }
         return frame.building
+    }
+
+    /// The scope that the innermost construction, run by this owner, builds an app-wide
+    /// instance for, if any.
+    static func servedScope(from innermost: Frame?) -> ObjectIdentifier? {
+        guard let frame = innermost, let scope = frame.servesScope, frame.isActive, frame.owner == .current else {
+            return nil
+        }
+        return scope
+    }
+
+    /// The outermost construction of this owner's chain that builds an app-wide instance
+    /// for a scope, for messages.
+    static func outermostServingScope(from innermost: Frame?) -> Frame? {
+        let owner = Owner.current
+        var frame = innermost
+        var found: Frame?
+        while let own = frame, own.owner == owner, own.isActive {
+            if own.servesScope != nil { found = own }
+            frame = own.parent
+        }
+        return found
     }
 
     /// Whether a construction still running anywhere in `innermost`'s chain is building

@@ -37,9 +37,6 @@ enum WaitGraph {
         })
     }
 
-    /// Whether `inFlight` has not finished yet.
-    static func isRunning(_ inFlight: InFlight) -> Bool { waits.withLock { _ in !inFlight.isDone } }
-
     /// Records that `owner` waits for `target`, or stops with the chain when that would
     /// close a cycle.
     static func beginWaiting(_ owner: Owner, innermost: Frame?, on target: InFlight) {

@@ -147,3 +147,24 @@ final class SpawnedTaskProbe<Resolved: Sendable>: Sendable {
     let resolved = Handoff<Resolved>()
     init() {}
 }
+
+/// A barrier for tasks: every party waits until all `parties` have arrived, then all go on
+/// together.
+final class AsyncBarrier: @unchecked Sendable {
+    // @unchecked: `arrived` is only touched while holding `lock`.
+    private let lock = NSLock()
+    private var arrived = 0
+    private let parties: Int
+    private let allArrived = AsyncLatch()
+
+    init(parties: Int) { self.parties = parties }
+
+    func arrive() async {
+        let last = lock.withLock {
+            arrived += 1
+            return arrived == parties
+        }
+        if last { allArrived.open() }
+        await allArrived.wait()
+    }
+}

@@ -1,0 +1,105 @@
+extension DependencyContainer {
+    /// Creates a scope of `parent`: a session, a request, a screen.
+    ///
+    /// A scope shares its app container's instances and builds its own only where it must.
+    /// Its app container is `parent`, or `parent`'s app container when `parent` is itself
+    /// a scope. In a scope:
+    ///
+    /// - a `singleton` or `shared` registration resolves to the app container's instance,
+    ///   built there and shared by every scope, unless it is built from something this
+    ///   scope (or a scope between it and the app container) overrides: then the scope
+    ///   builds its own;
+    /// - a `scoped` registration
+    ///   (``scoped(name:fileID:line:column:isolation:_:)``) is built once per scope;
+    /// - a `factory` builds a new instance, in the scope.
+    ///
+    /// A scope's own values are overrides, typically of `unimplemented()` registrations,
+    /// so that reading one that was never installed stops with a message naming it:
+    ///
+    /// ```swift
+    /// final class Database: Sendable {}
+    /// final class Handler: Sendable {
+    ///     let user: String
+    ///     let database: Database
+    ///     init(user: String, database: Database) { (self.user, self.database) = (user, database) }
+    /// }
+    ///
+    /// extension DependencyContainer {
+    ///     var database: Provider<Database> { singleton { Database() } }
+    ///     var currentUser: Provider<String> { unimplemented() }
+    ///     var handler: Provider<Handler> {
+    ///         scoped { Handler(user: self.currentUser(), database: self.database()) }
+    ///     }
+    /// }
+    ///
+    /// let app = DependencyContainer()
+    /// let request = DependencyContainer(scopeOf: app)
+    /// request.override(\.currentUser) { "ada" }
+    /// assert(request.handler().database === app.database())   // shared with the app
+    /// ```
+    ///
+    /// An app-wide instance is built by the app container even when a scope asks for it
+    /// first: what its closure resolves through `self` comes from the app container, and
+    /// it never keeps the scope. So an app-wide singleton never sees a scope's values; one
+    /// that needs them is `scoped`.
+    ///
+    /// A scope is cheap to create and to drop, once per request. Like a child made with
+    /// ``init(parent:)``, it reads its parent's stored values and overrides, and its
+    /// parent's overrides and resets reach it.
+    ///
+    /// - Parameter parent: The container the scope belongs to: the app container, or an
+    ///   enclosing scope (a request in a session).
+    public convenience init(scopeOf parent: DependencyContainer) {
+        self.init(parent: parent, appContainer: parent.appContainerOfScope ?? parent)
+    }
+
+    /// Whether this container is a scope, made with ``init(scopeOf:)``.
+    ///
+    /// ```swift
+    /// let request = DependencyContainer(scopeOf: .main)
+    /// assert(request.isScope && !DependencyContainer.main.isScope)
+    /// ```
+    public var isScope: Bool { appContainerOfScope != nil }
+
+    /// The container that resolves `key` for this one: the app container, when this is a
+    /// scope asking for an app-wide instance; `nil` when this container resolves it itself.
+    @usableFromInline
+    func appContainer(resolving key: RegistrationKey, _ scope: DependencyScope) -> DependencyContainer? {
+        guard let app = appContainerOfScope else { return nil }
+        // Inside an app-wide construction this scope handed over, what the construction
+        // asks of the scope (`self` in its closure) it asks of the app container.
+        if Frame.servedScope(from: Frame.current) == ObjectIdentifier(self) { return app }
+        return builds(key, scope, app) ? nil : app
+    }
+
+    /// Whether this scope keeps its own instance of `key` rather than its app container's:
+    /// a `scoped` or `factory` registration, or an app-wide one built from something the
+    /// scope overrides (by the app container's record of what each construction used).
+    @usableFromInline
+    func builds(_ key: RegistrationKey, _ scope: DependencyScope, _ app: DependencyContainer) -> Bool {
+        guard scope == .singleton || scope == .shared else { return true }
+        let installed = overridesOfScope(upTo: app)
+        if installed.isEmpty { return false }
+        if installed.contains(key) || installed.contains(key.registration) { return true }
+        return app.state.withLock { $0.built(key, fromAnyOf: installed) }
+    }
+
+    /// Whether this scope builds its own instance of `key` after all, now that its app
+    /// container has built one for it: the construction turned out to use something the
+    /// scope overrides, which only a construction can tell.
+    @usableFromInline
+    func buildsAfterAll(_ key: RegistrationKey, _ scope: DependencyScope, _ app: DependencyContainer) -> Bool {
+        Frame.servedScope(from: Frame.current) != ObjectIdentifier(self) && builds(key, scope, app)
+    }
+
+    /// Keys overridden in this scope and in the scopes between it and `app`.
+    private func overridesOfScope(upTo app: DependencyContainer) -> [RegistrationKey] {
+        var keys: [RegistrationKey] = []
+        var container: DependencyContainer? = self
+        while let scope = container, scope !== app {
+            scope.state.withLock { if !$0.overrides.isEmpty { keys += $0.overrides.keys } }
+            container = scope.parent
+        }
+        return keys
+    }
+}
