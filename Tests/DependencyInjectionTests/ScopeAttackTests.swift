@@ -382,3 +382,130 @@ extension DependencyContainer {
     }
     var attackDeinitResolver: Provider<AttackDeinitResolver> { scoped { AttackDeinitResolver {} } }
 }
+
+// MARK: - Async, main actor and load
+
+/// A main-actor screen state, one per scope.
+final class AttackScreenState {
+    var selection = 0
+}
+
+extension DependencyContainer {
+    var attackAsyncLocale: AsyncProvider<String> { factory { "app-locale" } }
+    var attackAsyncLocalized: AsyncProvider<ScopeClock> {
+        singleton { ScopeClock(name: try await self.attackAsyncLocale()) }
+    }
+    var attackAsyncFlaky: AsyncProvider<ScopeClock> {
+        scoped {
+            let failedOnce: AttackFlag = self.getValue(forKey: "attack-flaky")!
+            if !failedOnce.isRaised {
+                failedOnce.raise()
+                throw CancellationError()
+            }
+            return ScopeClock(name: "flaky")
+        }
+    }
+    var attackAsyncScopedSide: AsyncProvider<ScopeClock> {
+        scoped { ScopeClock(name: try await self.attackAsyncSingletonSide().name) }
+    }
+    var attackAsyncSingletonSide: AsyncProvider<ScopeClock> {
+        singleton { ScopeClock(name: try await self.attackAsyncScopedSide().name) }
+    }
+    @MainActor var attackScreen: Provider<AttackScreenState> { scoped { @MainActor in AttackScreenState() } }
+    @MainActor var attackMainStore: Provider<AttackScreenState> { singleton { @MainActor in AttackScreenState() } }
+}
+
+extension ScopeAttackTests {
+    @Test func anAsyncSingletonBuiltFromWhatAScopeOverridesIsTheScopesOwn() async throws {
+        let app = DependencyContainer()
+        let scope = DependencyContainer(scopeOf: app)
+        scope.override(\.attackAsyncLocale) { "scope-locale" }
+        #expect(try await scope.attackAsyncLocalized().name == "scope-locale")
+        #expect(try await app.attackAsyncLocalized().name == "app-locale")
+        let plain = DependencyContainer(scopeOf: app)
+        #expect(try await plain.attackAsyncLocalized() === app.attackAsyncLocalized())
+    }
+
+    @Test func anAsyncScopedConstructionThatThrowsIsTriedAgain() async throws {
+        let app = DependencyContainer()
+        app.setValue(AttackFlag(), forKey: "attack-flaky")
+        let scope = DependencyContainer(scopeOf: app)
+        await #expect(throws: CancellationError.self) { try await scope.attackAsyncFlaky() }
+        let built = try await scope.attackAsyncFlaky()
+        #expect(try await scope.attackAsyncFlaky() === built)
+        #expect(app.instanceIfBuilt(\.attackAsyncFlaky) == nil)
+    }
+
+    @Test func anAsyncScopedRegistrationAndSingletonThatNeedEachOtherAreACycle() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            endProcessIfHung("attackAsyncScopedSide")
+            _ = try? await DependencyContainer(scopeOf: DependencyContainer()).attackAsyncScopedSide()
+        }
+        let output = standardError(of: result)
+        #expect(output.contains("Circular dependency"), "\(output)")
+    }
+
+    @MainActor @Test func aMainActorScopedRegistrationIsOnePerScopeAndAMainActorSingletonIsTheApps() {
+        let app = DependencyContainer()
+        let first = DependencyContainer(scopeOf: app)
+        let second = DependencyContainer(scopeOf: app)
+        #expect(first.attackScreen() === first.attackScreen())
+        #expect(first.attackScreen() !== second.attackScreen())
+        #expect(first.attackMainStore() === second.attackMainStore())
+        #expect(first.attackMainStore() === app.attackMainStore())
+    }
+
+    /// Requests on several threads, in scopes and nested scopes, while the app container
+    /// overrides, resets and traces: each request sees its own values and the right
+    /// instances. Run it under ThreadSanitizer.
+    @Test func scopesResolveWhileTheAppContainerChanges() {
+        let app = DependencyContainer()
+        let mismatches = Collected<String>()
+        let tracer = ResolutionTracer { _ in }
+        concurrently(threads: 4) { index in
+            for round in 0..<150 {
+                let scope = DependencyContainer(scopeOf: app)
+                let user = "user-\(index)-\(round)"
+                scope.override(\.requestUser) { user }
+                let locale = round % 3 == 0 ? "locale-\(index)-\(round)" : "app-locale"
+                if locale != "app-locale" { scope.override(\.attackLocale) { locale } }
+                let request = DependencyContainer(scopeOf: scope)
+                if request.requestHandler().user != user { mismatches.append("\(user): handler") }
+                if request.attackLocalized().name != locale { mismatches.append("\(user): \(request.attackLocalized().name)") }
+                if scope.attackLocalized().name != locale { mismatches.append("\(user): scope localized") }
+                _ = scope.attackReport()
+                switch index {
+                case 0: app.override(\.appDatabase) { AppDatabase() }
+                case 1: app.reset(\.appDatabase)
+                case 2: app.tracer = round % 2 == 0 ? tracer : nil
+                default: if round % 10 == 0 { app.reset() }
+                }
+            }
+        }
+        #expect(mismatches.values.isEmpty, "\(mismatches.values.prefix(5))")
+    }
+
+    /// A `@Dependency` created in a task an app-wide construction for a scope starts, or
+    /// inside `Task.detached`, is no part of the construction: it takes `main`.
+    @Test func anObjectCreatedInADetachedTaskOfAnAppWideConstructionTakesMain() async {
+        let app = DependencyContainer()
+        let scope = DependencyContainer(scopeOf: app)
+        let holder = scope.attackDetachedTagger()
+        let tag = await holder.tag.value()
+        #expect(tag.$locale.container === DependencyContainer.main)
+    }
+}
+
+final class AttackDetachedTagger: Sendable {
+    let tag = Handoff<AttackTag>()
+}
+
+extension DependencyContainer {
+    var attackDetachedTagger: Provider<AttackDetachedTagger> {
+        singleton {
+            let tagger = AttackDetachedTagger()
+            Task.detached { tagger.tag.put(AttackTag()) }
+            return tagger
+        }
+    }
+}
