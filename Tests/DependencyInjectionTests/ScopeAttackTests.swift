@@ -509,3 +509,54 @@ extension DependencyContainer {
         }
     }
 }
+
+// MARK: - Helpers that wrap `scoped`
+
+extension DependencyContainer {
+    /// A helper that wraps `scoped`, forwarding its caller's identity.
+    func attackRequestScoped<Value: Sendable>(
+        name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column,
+        isolation: (any Actor)? = #isolation, _ make: @escaping () -> Value
+    ) -> Provider<Value> {
+        scoped(name: name, fileID: fileID, line: line, column: column, isolation: isolation, make)
+    }
+
+    var attackWrappedFirst: Provider<ScopeClock> { attackRequestScoped { ScopeClock(name: "first") } }
+    var attackWrappedSecond: Provider<ScopeClock> { attackRequestScoped { ScopeClock(name: "second") } }
+    var attackWrappedUser: Provider<String> { attackRequestScoped { self.requestUser() } }
+}
+
+extension ScopeAttackTests {
+    @Test func registrationsMadeThroughAHelperThatWrapsScopedStayApartAndPerScope() {
+        let app = DependencyContainer()
+        let first = DependencyContainer(scopeOf: app)
+        first.override(\.requestUser) { "ada" }
+        let second = DependencyContainer(scopeOf: app)
+        second.override(\.requestUser) { "bob" }
+        #expect(first.attackWrappedFirst().name == "first")
+        #expect(first.attackWrappedSecond().name == "second")
+        #expect(first.attackWrappedFirst() === first.attackWrappedFirst())
+        #expect(first.attackWrappedFirst() !== second.attackWrappedFirst())
+        #expect(first.attackWrappedUser() == "ada")
+        #expect(second.attackWrappedUser() == "bob")
+    }
+}
+
+// MARK: - A per-request object outliving its scope's variable
+
+extension ScopeAttackTests {
+    /// A scoped object's `@Dependency` properties hold their scope weakly, so an object
+    /// used after the last use of its scope's variable (which optimized code may release
+    /// there) stops on its first property read.
+    @Test func aScopedObjectsPropertiesResolveAfterTheLastUseOfItsScope() async {
+        await #expect(processExitsWith: .success) {
+            let app = DependencyContainer()
+            let handler = { () -> RequestHandler in
+                let scope = DependencyContainer(scopeOf: app)
+                scope.override(\.requestUser) { "ada" }
+                return scope.requestHandler()
+            }()
+            _ = handler.handle()
+        }
+    }
+}
