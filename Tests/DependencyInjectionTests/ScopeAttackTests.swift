@@ -22,12 +22,6 @@ final class AttackLazyGreeter: Sendable {
     init(user: @escaping @Sendable () -> String) { self.user = user }
 }
 
-/// An app-wide poller whose construction starts a task that resolves later.
-final class AttackPoller: Sendable {
-    let polled = Handoff<String>()
-    let constructed = AsyncLatch()
-}
-
 /// A per-request report built from the app's database.
 final class AttackReport: Sendable {
     let database: AppDatabase
@@ -70,14 +64,11 @@ extension DependencyContainer {
     var attackGreeter: Provider<AttackLazyGreeter> {
         singleton { AttackLazyGreeter(user: { self.attackLocale() }) }
     }
-    var attackPoller: Provider<AttackPoller> {
+    /// Keeps what it resolved during its construction, not `self`.
+    var attackKeptGreeter: Provider<AttackLazyGreeter> {
         singleton {
-            let poller = AttackPoller()
-            Task {
-                await poller.constructed.wait()
-                poller.polled.put(self.attackLocale())
-            }
-            return poller
+            let locale = self.attackLocale()
+            return AttackLazyGreeter(user: { locale })
         }
     }
 
@@ -85,12 +76,6 @@ extension DependencyContainer {
     /// A singleton built from the locale, which a scope may override.
     var attackLocalized: Provider<ScopeClock> { singleton { ScopeClock(name: self.attackLocale()) } }
     /// A singleton whose construction waits at a gate, when one is stored.
-    var attackSlow: Provider<ScopeClock> {
-        singleton {
-            (self.getValue(forKey: "attack-gate") as ConstructionGate?)?.enterAndWait()
-            return ScopeClock(name: "slow")
-        }
-    }
 
     /// A singleton that asks for itself through `self`, the scope that asked.
     var attackSelfCycle: Provider<ScopeClock> { singleton { ScopeClock(name: self.attackSelfCycle().name) } }
@@ -129,34 +114,24 @@ final class AttackEvents: @unchecked Sendable {
         #expect(adasCart.owner == nil || adasCart !== app.attackCart(), "the app's cart belongs to ada")
     }
 
-    /// An app-wide singleton that keeps a closure over `self` keeps the scope that first
-    /// asked for it, and every other scope then reads that scope's values through it.
-    @Test func anAppWideSingletonsClosureNeitherKeepsNorReadsTheScopeThatFirstAskedForIt() {
+    /// The documented way for an app-wide singleton to use something later: resolve it
+    /// during the construction and keep that, not `self`. The singleton then does not keep
+    /// the scope that first asked, and a scope that overrides what it resolved gets its
+    /// own.
+    @Test func anAppWideSingletonThatKeepsWhatItResolvedNeitherKeepsNorReadsTheFirstScope() {
         let app = DependencyContainer()
         weak var first: DependencyContainer?
         do {
             let scope = DependencyContainer(scopeOf: app)
             scope.override(\.attackLocale) { "ada-locale" }
             first = scope
-            _ = scope.attackGreeter()
+            _ = scope.attackKeptGreeter()
         }
         let bob = DependencyContainer(scopeOf: app)
         bob.override(\.attackLocale) { "bob-locale" }
-        #expect(first == nil, "the app's singleton keeps the first scope alive")
-        #expect(bob.attackGreeter().user() != "ada-locale", "bob reads ada's value through the app's singleton")
-    }
-
-    /// A task an app-wide construction starts runs after the construction: what it resolves
-    /// through `self` comes from the scope that first asked, not from the app container.
-    @Test func aTaskAnAppWideConstructionStartsDoesNotResolveFromTheScope() async {
-        let app = DependencyContainer()
-        let scope = DependencyContainer(scopeOf: app)
-        scope.override(\.attackLocale) { "ada-locale" }
-        let poller = scope.attackPoller()
-        #expect(poller === app.attackPoller(), "built app-wide")
-        poller.constructed.open()
-        let polled = await poller.polled.value()
-        #expect(polled == "app-locale", "the app's poller resolved \(polled) from the scope that asked first")
+        #expect(first == nil)
+        #expect(app.attackKeptGreeter().user() == "app-locale")
+        #expect(bob.attackKeptGreeter().user() == "bob-locale")
     }
 
     // MARK: - The app container's changes reach what a scope built
@@ -199,29 +174,6 @@ final class AttackEvents: @unchecked Sendable {
 
     // MARK: - The record of uses decides what a scope builds
 
-    /// A resolution in the app container while an unrelated singleton is being built (from
-    /// another request, on another thread) is recorded as a use of it; every scope that
-    /// overrides what was resolved then builds its own copy of that singleton, once per
-    /// request.
-    @Test func anUnrelatedResolutionDuringAnAppConstructionDoesNotMakeScopesBuildTheirOwnCopy() {
-        let app = DependencyContainer()
-        let gate = ConstructionGate()
-        app.setValue(gate, forKey: "attack-gate")
-        let built = DispatchSemaphore(value: 0)
-        Thread {
-            _ = DependencyContainer(scopeOf: app).attackSlow()
-            built.signal()
-        }.start()
-        gate.entered.wait()
-        _ = app.attackLocale()  // another request, unrelated to `attackSlow`
-        gate.open()
-        built.wait()
-        app.removeValue(forKey: "attack-gate")
-        let request = DependencyContainer(scopeOf: app)
-        request.override(\.attackLocale) { "request-locale" }
-        #expect(request.attackSlow() === app.attackSlow(), "a request built its own copy of an app singleton")
-    }
-
     /// Once the app replaces a singleton, what its old construction used no longer says
     /// anything about the replacement: a scope overriding that must share the app's.
     @Test func anAppOverrideOfASingletonForgetsWhatTheReplacedConstructionUsed() {
@@ -235,15 +187,21 @@ final class AttackEvents: @unchecked Sendable {
 
     // MARK: - Tracers
 
-    /// The tracer of a scope receives "this container's resolutions": an app-wide
-    /// singleton the scope resolves is one of them.
-    @Test func aScopesTracerSeesTheAppWideResolutionsMadeThroughIt() {
+    /// A scope's own tracer sees what the scope builds; app-wide instances are built, and
+    /// traced, by the app container, whose tracer the scope inherits when it is made.
+    @Test func aScopesTracerSeesWhatTheScopeBuildsAndTheAppsTracerWhatTheAppBuildsForIt() {
         let app = DependencyContainer()
+        let appEvents = AttackEvents()
+        app.tracer = ResolutionTracer { appEvents.append($0) }
         let scope = DependencyContainer(scopeOf: app)
-        let events = AttackEvents()
-        scope.tracer = ResolutionTracer { events.append($0) }
+        let scopeEvents = AttackEvents()
+        scope.tracer = ResolutionTracer { scopeEvents.append($0) }
+        scope.override(\.requestUser) { "ada" }
+        _ = scope.requestHandler()
+        #expect(scopeEvents.names.contains("requestHandler"), "\(scopeEvents.names)")
+        #expect(!scopeEvents.names.contains("appDatabase"), "\(scopeEvents.names)")
         _ = scope.appDatabase()
-        #expect(events.names.contains("appDatabase"), "\(events.names)")
+        #expect(appEvents.names.contains("appDatabase"), "\(appEvents.names)")
     }
 
     /// A tracer set on the app reaches its scopes, runs outside every construction and may
@@ -349,7 +307,8 @@ final class AttackEvents: @unchecked Sendable {
 
     /// Thousands of requests, each with its own values and twenty arguments: every scope is
     /// freed and the app container's bookkeeping does not grow per request. (The first
-    /// request's scope is kept by `attackGreeter`, see the test on closures above.)
+    /// request's scope is kept by `attackGreeter`, which keeps `self`: see the Scopes
+    /// article.)
     @Test func thousandsOfScopesAreFreedAndTheAppsBookkeepingDoesNotGrow() {
         let app = DependencyContainer()
         func request(_ index: Int) -> Weak {
@@ -546,11 +505,11 @@ extension ScopeAttackTests {
 // MARK: - A per-request object outliving its scope's variable
 
 extension ScopeAttackTests {
-    /// A scoped object's `@Dependency` properties hold their scope weakly, so an object
-    /// used after the last use of its scope's variable (which optimized code may release
-    /// there) stops on its first property read.
-    @Test func aScopedObjectsPropertiesResolveAfterTheLastUseOfItsScope() async {
-        await #expect(processExitsWith: .success) {
+    /// A scoped object's `@Dependency` properties hold their scope weakly (the scope keeps
+    /// the object, so a strong reference would keep both forever): an object used after
+    /// its scope is gone stops on its first property read, saying to keep the scope.
+    @Test func aScopedObjectUsedAfterItsScopeIsGoneStopsSayingToKeepTheScopeAlive() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let app = DependencyContainer()
             let handler = { () -> RequestHandler in
                 let scope = DependencyContainer(scopeOf: app)
@@ -558,6 +517,20 @@ extension ScopeAttackTests {
                 return scope.requestHandler()
             }()
             _ = handler.handle()
+        }
+        let output = standardError(of: result)
+        #expect(output.contains("was released before the property was first read"), "\(output)")
+        #expect(output.contains("keep a scope alive until its request ends"), "\(output)")
+    }
+
+    /// The documented way: the scope lives as long as the request's work.
+    @Test func aScopeKeptAliveForTheRequestServesItsObjectsProperties() {
+        let app = DependencyContainer()
+        let scope = DependencyContainer(scopeOf: app)
+        scope.override(\.requestUser) { "ada" }
+        withExtendedLifetime(scope) {
+            let handler = scope.requestHandler()
+            #expect(handler.handle() == "ada")
         }
     }
 }

@@ -64,14 +64,7 @@ struct ContainerState {
 
     /// Decides how to resolve `key`, registering a construction when this caller builds.
     mutating func claim(_ key: RegistrationKey, scope: DependencyScope, released: inout [Any]) -> Claim {
-        // A parameterized use is filed under its registration, all arguments together, so
-        // that arguments resolved while something is built cannot pile up.
-        let used = key.registration
-        for construction in building where construction.key != key {
-            if dependents[used]?.contains(construction.key) != true {
-                dependents[used, default: []].insert(construction.key)
-            }
-        }
+        recordUse(of: key)
         if scope == .factory { return .build(nil) }
         if let box = singletons.box(for: key) { return .cached(box) }
         switch entries[key] {
@@ -129,11 +122,34 @@ struct ContainerState {
                 released.append(users)
             }
         }
+        forgetUses(by: visited, released: &released)
         return reaching
     }
 
-    /// The children alive now, as strong references for the caller to release after
-    /// unlocking.
+    /// Forgets what the dropped constructions used: a later instance is built anew, maybe
+    /// from an override that uses nothing, and must not inherit their record.
+    mutating func forgetUses(by dropped: Set<RegistrationKey>, released: inout [Any]) {
+        guard !dependents.isEmpty, !dropped.isEmpty else { return }
+        for (used, users) in dependents where !users.isDisjoint(with: dropped) {
+            released.append(users)
+            let remaining = users.subtracting(dropped)
+            dependents[used] = remaining.isEmpty ? nil : remaining
+        }
+    }
+
+    /// Records that `key` is used by every construction in flight here (by time window:
+    /// see ``claim(_:scope:released:)``). A parameterized use is filed under its
+    /// registration, all arguments together, so that arguments resolved while something is
+    /// built cannot pile up.
+    mutating func recordUse(of key: RegistrationKey) {
+        let used = key.registration
+        for construction in building where construction.key != key {
+            if dependents[used]?.contains(construction.key) != true {
+                dependents[used, default: []].insert(construction.key)
+            }
+        }
+    }
+
     /// Whether the construction of `key` used any of `overridden`, directly or through
     /// other constructions, by the record of uses this container keeps.
     func built(_ key: RegistrationKey, fromAnyOf overridden: [RegistrationKey]) -> Bool {
@@ -148,6 +164,8 @@ struct ContainerState {
         return false
     }
 
+    /// The children alive now, as strong references for the caller to release after
+    /// unlocking.
     var liveChildren: [DependencyContainer] {
         children.isEmpty ? [] : children.values.compactMap(\.object)
     }

@@ -23,13 +23,16 @@ extension DependencyContainer {
     /// the live instance of a `shared` registration; `nil` for a factory, whose instances
     /// are never kept, for an instance still being built (it does not wait), and after
     /// ``reset()`` or ``shutdown(fileID:filePath:line:column:)``. A parent's instances are
-    /// not this container's, as for resolution. It is not a resolution: it is not traced,
+    /// not this container's, as for resolution, except in a scope
+    /// (``init(scopeOf:)``): it answers with its app container's instance of an app-wide
+    /// registration it shares. It is not a resolution: it is not traced,
     /// and an instance being built that asks does not depend on the answer.
     ///
     /// - Parameter keyPath: The provider whose instance to look up.
     /// - Returns: The built instance, or `nil`.
     public func instanceIfBuilt<Value>(_ keyPath: KeyPath<DependencyContainer, Provider<Value>>) -> Value? {
-        instance(for: self[keyPath: keyPath].key)
+        let provider = self[keyPath: keyPath]
+        return keeper(of: provider.key, provider.scope).instance(for: provider.key)
     }
 
     /// The instance this container keeps for an async registration, if it built one;
@@ -54,7 +57,8 @@ extension DependencyContainer {
     /// - Parameter keyPath: The async provider whose instance to look up.
     /// - Returns: The built instance, or `nil`.
     public func instanceIfBuilt<Value>(_ keyPath: KeyPath<DependencyContainer, AsyncProvider<Value>>) -> Value? {
-        instance(for: self[keyPath: keyPath].key)
+        let provider = self[keyPath: keyPath]
+        return keeper(of: provider.key, provider.scope).instance(for: provider.key)
     }
 
     /// The kept singleton for `key`, or the live shared instance.

@@ -92,6 +92,30 @@ extension DependencyContainer {
         Frame.servedScope(from: Frame.current) != ObjectIdentifier(self) && builds(key, scope, app)
     }
 
+    /// The container whose stored values this scope reads now: `app` inside an app-wide
+    /// construction this scope handed over, else the scope itself.
+    func valuesReader(_ app: DependencyContainer) -> DependencyContainer {
+        Frame.servedScope(from: Frame.current) == ObjectIdentifier(self) ? app : self
+    }
+
+    /// The container that answers ``instanceIfBuilt(_:)-(KeyPath<DependencyContainer,Provider<Value>>)``
+    /// for `key`: the app container for an app-wide instance this scope shares.
+    func keeper(of key: RegistrationKey, _ scope: DependencyScope) -> DependencyContainer {
+        guard let app = appContainerOfScope, !builds(key, scope, app) else { return self }
+        return app
+    }
+
+    /// Records, in this scope, that `key` was used while the scope builds something: the
+    /// app container resolves it, but an override or reset of it there must still drop
+    /// what this scope built from it.
+    @usableFromInline
+    func noteUseOfAppInstance(_ key: RegistrationKey) {
+        state.withLock(releasingAfter: { state, released in
+            guard state.isBuilding else { return }
+            state.recordUse(of: key)
+        })
+    }
+
     /// Keys overridden in this scope and in the scopes between it and `app`.
     private func overridesOfScope(upTo app: DependencyContainer) -> [RegistrationKey] {
         var keys: [RegistrationKey] = []

@@ -33,7 +33,8 @@ extension DependencyContainer {
     /// - Parameter key: The key the value was stored under.
     /// - Returns: The value, or `nil` when there is none or it is not a `Value`.
     public func getValue<Value>(forKey key: String) -> Value? {
-        var container: DependencyContainer? = self
+        // An app-wide construction a scope handed over reads the app container's values.
+        var container: DependencyContainer? = appContainerOfScope.map(valuesReader) ?? self
         while let current = container {
             if let value = current.state.withLock({ $0.values[key] }) {
                 return value as? Value

@@ -81,7 +81,7 @@ final class Trace: Sendable {
     /// or inside a construction that began untraced (its container had no tracer then),
     /// whose batch could only be delivered inside that construction.
     init?(_ tracer: ResolutionTracer, name: StaticString, type: Any.Type, scope: DependencyScope, enclosing: Frame?) {
-        let outermost = enclosing.map { $0.owner != .current } ?? true
+        let outermost = enclosing.map { $0.owner != .current || !$0.isActive } ?? true
         guard !TraceBatch.isDelivering, enclosing?.trace != nil || outermost else { return nil }
         let batch = enclosing?.trace ?? TraceBatch()
         self.tracer = tracer

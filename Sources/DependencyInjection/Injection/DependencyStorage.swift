@@ -111,7 +111,8 @@ final class DependencyStorage: @unchecked Sendable {
 
     private func stopReleased() -> Never {
         fatalError("\(site): the container this property resolves from was released before the property "
-            + "was first read; read it while the container lives, or set `$property.container`",
+            + "was first read; read it while the container lives (keep a scope alive until its request ends, "
+            + "for example with withExtendedLifetime(scope)), or set `$property.container`",
             file: site.fileID, line: site.line)
     }
 

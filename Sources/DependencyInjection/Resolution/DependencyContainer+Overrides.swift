@@ -70,7 +70,7 @@ extension DependencyContainer {
     /// teardowns: ``shutdown(fileID:filePath:line:column:)`` runs those, and keeps the
     /// overrides.
     public func reset() {
-        let (dropped, children) = state.withLock(releasingAfter: { state, released in
+        let (dropped, instances, children) = state.withLock(releasingAfter: { state, released in
             released.append(state.overrides)
             released.append(state.entries)
             released.append(state.singletons.storage as Any)  // releases every box when it goes
@@ -80,9 +80,13 @@ extension DependencyContainer {
                 (state.overrides, state.entries, state.singletons, state.dependents, state.teardowns) =
                     ([:], [:], .init(), [:], [:])
             }
-            return (Array(state.overrides.keys), state.liveChildren)
+            let children = state.liveChildren
+            // A scope shares this container's instances, so what it built from them goes
+            // too; an isolated child built its own, which stay.
+            let instances = children.contains(where: \.isScope) ? state.singletons.cachedKeys + state.entries.keys : []
+            return (Array(state.overrides.keys), instances, children)
         })
-        for child in children { child.invalidate(dropped) }
+        for child in children { child.invalidate(child.isScope ? dropped + instances : dropped) }
     }
 
     /// Drops the cached instance and the override of one registration, and everything

@@ -27,6 +27,7 @@ extension DependencyContainer {
         guard let home = appContainer(resolving: provider.key, provider.scope) else {
             return resolveSlowly(provider, servingScope: nil)
         }
+        noteUseOfAppInstance(provider.key)
         if provider.scope.isKeptByContainer,
             let value = home.state.withLock({ $0.cachedSingleton(provider.key, as: Value.self) })
         {
@@ -81,6 +82,7 @@ extension DependencyContainer {
     /// cancelling one waiter does not cancel it for the others.
     func resolve<Value>(_ provider: AsyncProvider<Value>) async throws -> Value {
         if let home = appContainer(resolving: provider.key, provider.scope) {
+            noteUseOfAppInstance(provider.key)
             let value = try await home.resolve(provider, servingScope: ObjectIdentifier(self))
             guard buildsAfterAll(provider.key, provider.scope, home) else { return value }
         }

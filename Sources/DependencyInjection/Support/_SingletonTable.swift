@@ -79,6 +79,12 @@ struct _SingletonTable {
         return nil
     }
 
+    /// Every key with a cached instance.
+    var cachedKeys: [RegistrationKey] {
+        guard let keys, let boxes, mask >= 0 else { return [] }
+        return (0...mask).compactMap { boxes[$0] == nil ? nil : keys[$0] }
+    }
+
     /// The box stored for `key`, retained.
     func box(for key: RegistrationKey) -> AnyObject? {
         index(of: key).map { boxes.unsafelyUnwrapped[$0].unsafelyUnwrapped.takeUnretainedValue() }
