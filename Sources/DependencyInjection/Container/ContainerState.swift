@@ -11,6 +11,9 @@ struct ContainerState {
     /// Replacement closures, each an `Override<Value>` or `AsyncOverride<Value>` for its
     /// key's value type.
     var overrides: [RegistrationKey: AnyObject] = [:]
+    /// Wrappers of registrations, each a `Decoration<Value>` or `AsyncDecoration<Value>`,
+    /// in the order they were installed.
+    var decorations: [RegistrationKey: [AnyObject]] = [:]
     /// Built singletons, looked up on every cached resolution.
     @usableFromInline var singletons = _SingletonTable()
     /// Constructions in flight and weakly held shared instances.
@@ -72,7 +75,8 @@ struct ContainerState {
                 dependents[used, default: []].insert(construction.key)
             }
         }
-        if scope == .factory { return .build(nil) }
+        // A graph instance is kept by the outermost resolution, not by the container.
+        if scope == .factory || scope == .graph { return .build(nil) }
         if let box = singletons.box(for: key) { return .cached(box) }
         switch entries[key] {
         case .inFlight(let construction)?: return .await(construction)

@@ -118,4 +118,7 @@ public enum DependencyScope: String, Sendable, Hashable, CaseIterable {
     /// Held weakly and reused while something else holds it:
     /// ``DependencyContainer/shared(name:fileID:line:column:isolation:_:)``.
     case shared
+    /// Built once per outermost resolution, and shared by everything that resolution
+    /// builds: ``DependencyContainer/graph(name:fileID:line:column:isolation:_:)``.
+    case graph
 }
