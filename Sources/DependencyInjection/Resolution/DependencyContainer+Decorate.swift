@@ -23,10 +23,11 @@ extension DependencyContainer {
     /// - **Overrides.** The wrapped instance comes from the override that resolution would
     ///   use without decorations (in this container or a parent), or from the registration.
     ///   A later override in this container replaces what is wrapped, and the decorations
-    ///   wrap the new instance. A child container's own override replaces the dependency as
-    ///   that child sees it, with this container's decorations.
-    /// - **Children.** A child container that does not override the registration applies
-    ///   this container's decorations, then its own.
+    ///   wrap the new instance.
+    /// - **Children.** A child container applies this container's decorations, then its
+    ///   own. A child that overrides the registration itself is not decorated by this
+    ///   container: its override replaces this container's decorations along with any
+    ///   override here, as the child sees it.
     /// - **Reset.** ``reset(_:)-(KeyPath<DependencyContainer,Provider<Value>>)`` and
     ///   ``reset()`` remove the decorations, with the overrides.
     ///   ``shutdown(fileID:filePath:line:column:)`` keeps both.

@@ -3,7 +3,9 @@ extension DependencyContainer {
     /// override it themselves).
     ///
     /// The replacement keeps the registration's scope: an overridden singleton is
-    /// built once from `make`. Every dependency resolved through the provider afterwards
+    /// built once from `make`. Decorations installed with
+    /// ``decorate(_:_:)-(KeyPath<DependencyContainer,Provider<Value>>,_)`` stay, and wrap
+    /// what `make` builds. Every dependency resolved through the provider afterwards
     /// sees the replacement, and anything this container had cached that was built
     /// from the old registration is dropped, so no stale instance is served:
     ///

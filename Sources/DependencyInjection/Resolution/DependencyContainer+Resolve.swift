@@ -171,8 +171,8 @@ enum Preparation {
 @usableFromInline
 struct Resolution: @unchecked Sendable {
     // @unchecked: immutable once begun; `override` is an `Override`, an `AsyncOverride` or
-    // a `Decorated` entry, and a cached object is a `Sendable` value's box or a `Sendable`
-    // shared instance.
+    // a `Decorated` entry, and a cached object is a `Sendable` value's box, a `Sendable`
+    // shared instance, or the box of this owner's graph instance.
     let claim: ContainerState.Claim
     let key: RegistrationKey
     let name: StaticString
