@@ -42,6 +42,7 @@ final class Decorated: @unchecked Sendable {
 
     /// Whether `entry` still lacks what builds the instance: nothing was found, or only
     /// decorations, so the walk goes on to the parent.
+    @inline(__always)
     static func isOpen(_ entry: AnyObject?) -> Bool {
         guard let entry else { return true }
         return (entry as? Decorated).map { $0.base == nil } ?? false
@@ -89,6 +90,7 @@ final class Decorated: @unchecked Sendable {
 extension ContainerState {
     /// What this container installs for `key`: its override, or, when it decorates the
     /// registration, a ``Decorated`` entry with the override (if any) and the decorations.
+    @inline(__always)
     func replacement(for key: RegistrationKey) -> AnyObject? {
         guard !decorations.isEmpty, let own = decorations[key] else { return overrides[key] }
         return Decorated(base: overrides[key], decorations: own)

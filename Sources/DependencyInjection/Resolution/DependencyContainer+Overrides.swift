@@ -155,14 +155,14 @@ extension DependencyContainer {
         for child in children { child.invalidate(reaching) }
     }
 
-    /// What replaces the registration of `key` for a resolution here, given `own`, this
-    /// container's entry: the override box of the nearest container (this one or a parent)
-    /// that has one, or a ``Decorated`` entry when decorations apply on the way. The box's
-    /// type matches the key: keys include the value type, and sync and async
+    /// What replaces the registration of `key` for a resolution in a descendant that found
+    /// `below` on its way here: the override box of the nearest container (this one or a
+    /// parent) that has one, or a ``Decorated`` entry when decorations apply on the way.
+    /// The box's type matches the key: keys include the value type, and sync and async
     /// registrations never share a call site.
-    func installedOverride(for key: RegistrationKey, own: AnyObject?) -> AnyObject? {
-        var found = own
-        var container = parent
+    func installedOverride(for key: RegistrationKey, below: AnyObject?) -> AnyObject? {
+        var found = below
+        var container: DependencyContainer? = self
         while Decorated.isOpen(found), let current = container {
             found = Decorated.stack(found, over: current.state.withLock { $0.replacement(for: key) })
             container = current.parent

@@ -40,6 +40,10 @@ extension DependencyContainer {
     @usableFromInline
     func prepare(_ key: RegistrationKey, _ name: StaticString, _ scope: DependencyScope, _ type: Any.Type) -> Preparation {
         let resolution = begin(key, name, scope, type)
+        if scope == .graph, let box = resolution.graphInstance(in: self) {
+            resolution.trace?.finish(outcome: .cached)
+            return .ready(box)
+        }
         switch resolution.claim {
         case .cached(let object):
             resolution.trace?.finish(outcome: .cached)
@@ -49,10 +53,6 @@ extension DependencyContainer {
             resolution.trace?.finish(outcome: .awaited)
             return .ready(box)
         case .build:
-            if let box = resolution.graphInstance(in: self) {
-                resolution.trace?.finish(outcome: .cached)
-                return .ready(box)
-            }
             return .build(resolution)
         }
     }
@@ -79,7 +79,7 @@ extension DependencyContainer {
         case .await(let construction):
             object = try await construction.value(as: resolution.owner, innermost: resolution.enclosing)
         case .build(let construction):
-            if let box = resolution.graphInstance(in: self) {
+            if provider.scope == .graph, let box = resolution.graphInstance(in: self) {
                 resolution.trace?.finish(outcome: .cached)
                 return Self.unbox(box)
             }
@@ -129,7 +129,9 @@ extension DependencyContainer {
         case .cached: return resolution
         case .await: resolution.outcome = .awaited
         case .build:
-            resolution.override = installedOverride(for: key, own: resolution.override)
+            if let parent, Decorated.isOpen(resolution.override) {
+                resolution.override = parent.installedOverride(for: key, below: resolution.override)
+            }
             resolution.outcome = Decorated.isOpen(resolution.override) ? .built : .builtFromOverride
             key.checkArgument(of: name)
         }

@@ -111,8 +111,9 @@ final class Frame: @unchecked Sendable {
     let trace: TraceBatch?
     let depth: Int
     /// The graph instances of the outermost resolution this frame runs, if it is one: only
-    /// its owner touches them, while the frame is active, and they go when it ends.
-    var graphInstances = GraphInstances()
+    /// its owner touches them, one step at a time, while the frame is active, and they go
+    /// when it ends. Exclusivity is not checked dynamically: every construction would pay.
+    @exclusivity(unchecked) var graphInstances = GraphInstances()
 
     init(
         container: ObjectIdentifier, building: DependencyContainer, keepsResult: Bool, key: RegistrationKey,

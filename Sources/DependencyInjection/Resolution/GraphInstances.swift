@@ -21,22 +21,24 @@ struct GraphInstances {
     }
 
     /// Each box with its container, held so that no other container can take its address
-    /// while the resolution runs.
-    private var instances: [Key: (container: DependencyContainer, box: AnyBox)] = [:]
+    /// while the resolution runs; nil until the first one, so that a frame pays nothing.
+    private var instances: [Key: (container: DependencyContainer, box: AnyBox)]?
 
     func box(for key: RegistrationKey, in container: DependencyContainer) -> AnyBox? {
-        instances.isEmpty ? nil : instances[Key(container: ObjectIdentifier(container), registration: key)]?.box
+        instances?[Key(container: ObjectIdentifier(container), registration: key)]?.box
     }
 
     /// Keeps `box`; returns what it replaced, for the caller to release after this access.
     mutating func keep(_ box: AnyBox, for key: RegistrationKey, in container: DependencyContainer) -> Any? {
-        instances.updateValue((container, box), forKey: Key(container: ObjectIdentifier(container), registration: key))
+        let entry = Key(container: ObjectIdentifier(container), registration: key)
+        if instances == nil { instances = [:] }
+        return instances!.updateValue((container, box), forKey: entry)
     }
 
     /// Takes every instance out, for the caller to release after this access.
     mutating func takeAll() -> Any? {
-        guard !instances.isEmpty else { return nil }
-        defer { instances = [:] }
+        guard instances != nil else { return nil }
+        defer { instances = nil }
         return instances
     }
 }
