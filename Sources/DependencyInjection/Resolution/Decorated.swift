@@ -81,7 +81,9 @@ final class Decorated: @unchecked Sendable {
         let decorated = unsafeDowncast(entry, to: Decorated.self)
         return {
             var value = try await (decorated.base.map { ($0 as! AsyncOverride<Value>).make } ?? registration)()
-            for decoration in decorated.decorations { value = try await (decoration as! AsyncDecoration<Value>).wrap(value) }
+            for decoration in decorated.decorations {
+                value = try await (decoration as! AsyncDecoration<Value>).wrap(value)
+            }
             return value
         }
     }

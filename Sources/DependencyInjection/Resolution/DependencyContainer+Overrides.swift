@@ -80,8 +80,8 @@ extension DependencyContainer {
             released.append(state.dependents)
             released.append(state.teardowns)
             defer {
-                (state.overrides, state.decorations, state.entries, state.singletons, state.dependents, state.teardowns) =
-                    ([:], [:], [:], .init(), [:], [:])
+                (state.overrides, state.decorations, state.entries) = ([:], [:], [:])
+                (state.singletons, state.dependents, state.teardowns) = (.init(), [:], [:])
             }
             return (Array(Set(state.overrides.keys).union(state.decorations.keys)), state.liveChildren)
         })
