@@ -11,6 +11,9 @@ struct ContainerState {
     /// Replacement closures, each an `Override<Value>` or `AsyncOverride<Value>` for its
     /// key's value type.
     var overrides: [RegistrationKey: AnyObject] = [:]
+    /// Wrappers of registrations, each a `Decoration<Value>` or `AsyncDecoration<Value>`,
+    /// in the order they were installed.
+    var decorations: [RegistrationKey: [AnyObject]] = [:]
     /// Built singletons, looked up on every cached resolution.
     @usableFromInline var singletons = _SingletonTable()
     /// Constructions in flight and weakly held shared instances.
@@ -65,7 +68,8 @@ struct ContainerState {
     /// Decides how to resolve `key`, registering a construction when this caller builds.
     mutating func claim(_ key: RegistrationKey, scope: DependencyScope, released: inout [Any]) -> Claim {
         recordUse(of: key)
-        if scope == .factory { return .build(nil) }
+        // A graph instance is kept by the outermost resolution, not by the container.
+        if scope == .factory || scope == .graph { return .build(nil) }
         if let box = singletons.box(for: key) { return .cached(box) }
         switch entries[key] {
         case .inFlight(let construction)?: return .await(construction)

@@ -22,7 +22,8 @@ public struct ResolutionEvent: Sendable, Hashable, CustomStringConvertible {
         case built
         /// Built by an override's closure.
         case builtFromOverride = "built from override"
-        /// Served from the container's cache (a singleton or a live shared instance).
+        /// Served from the container's cache (a singleton or a live shared instance), or the
+        /// instance of a graph registration that the outermost resolution already built.
         case cached
         /// Built on another thread while this one waited for it.
         case awaited

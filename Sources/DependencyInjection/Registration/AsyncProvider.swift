@@ -24,8 +24,9 @@
 ///
 /// Create async providers with the overloads of
 /// ``DependencyContainer/factory(name:fileID:line:column:_:)->AsyncProvider<Value>``,
-/// ``DependencyContainer/singleton(name:fileID:line:column:_:)->AsyncProvider<Value>`` and
-/// ``DependencyContainer/shared(name:fileID:line:column:_:)->AsyncProvider<Value>`` that
+/// ``DependencyContainer/singleton(name:fileID:line:column:_:)->AsyncProvider<Value>``,
+/// ``DependencyContainer/shared(name:fileID:line:column:_:)->AsyncProvider<Value>`` and
+/// ``DependencyContainer/graph(name:fileID:line:column:_:)->AsyncProvider<Value>`` that
 /// take an `async` closure, and replace them in tests with
 /// ``DependencyContainer/override(_:_:)-(KeyPath<DependencyContainer,AsyncProvider<Value>>,_)``.
 public struct AsyncProvider<Value> {
@@ -38,7 +39,7 @@ public struct AsyncProvider<Value> {
     /// as in ``Provider``).
     @usableFromInline let teardown: (@Sendable (Value) async -> Void)?
 
-    /// A provider declared at a call site of `factory`, `singleton` or `shared`.
+    /// A provider declared at a call site of `factory`, `singleton`, `shared` or `graph`.
     @inlinable
     init(
         _ container: DependencyContainer, _ scope: DependencyScope, _ argument: RegistrationKey.Argument?,

@@ -118,4 +118,56 @@ extension DependencyContainer {
     ) -> AsyncProvider<Value> {
         AsyncProvider(self, .shared, nil, name, fileID, line, column, make)
     }
+
+    /// An async provider whose instance is built once per outermost resolution, as with the
+    /// synchronous ``graph(name:fileID:line:column:isolation:_:)``.
+    ///
+    /// ```swift
+    /// var unitOfWork: AsyncProvider<UnitOfWork> { graph { try await UnitOfWork.begin() } }
+    /// ```
+    ///
+    /// The instance is shared by what one top-level resolution resolves on its own task. An
+    /// async singleton or shared instance is built in a task of its own, so its construction
+    /// is a top-level resolution of its own, and so is a child task (`async let`, a task
+    /// group) that a construction starts. A construction that throws keeps nothing.
+    ///
+    /// - Parameters:
+    ///   - name: The registration's name in messages; the property's name by default.
+    ///   - fileID: Part of the registration's identity; leave the default.
+    ///   - line: Part of the registration's identity; leave the default.
+    ///   - column: Part of the registration's identity; leave the default.
+    ///   - make: Builds the instance; it may suspend and throw.
+    /// - Returns: An async provider of the property's declared type.
+    @inlinable
+    public func graph<Value>(
+        name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column,
+        _ make: @escaping @Sendable () async throws -> Value
+    ) -> AsyncProvider<Value> {
+        AsyncProvider(self, .graph, nil, name, fileID, line, column, make)
+    }
+
+    /// An async provider of one instance per distinct argument and outermost resolution.
+    ///
+    /// ```swift
+    /// subscript(ledger id: Account.ID) -> AsyncProvider<Ledger> {
+    ///     graph(id) { try await Ledger.open(id) }
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - argument: The value that identifies the instance.
+    ///   - name: The registration's name in messages; the subscript's name by default.
+    ///   - fileID: Part of the registration's identity; leave the default.
+    ///   - line: Part of the registration's identity; leave the default.
+    ///   - column: Part of the registration's identity; leave the default.
+    ///   - make: Builds the instance for `argument`; it may suspend and throw.
+    /// - Returns: An async provider of the subscript's declared type.
+    @inlinable
+    public func graph<Value, Argument: Hashable & Sendable>(
+        _ argument: Argument,
+        name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column,
+        _ make: @escaping @Sendable () async throws -> Value
+    ) -> AsyncProvider<Value> {
+        AsyncProvider(self, .graph, RegistrationKey.Argument(argument), name, fileID, line, column, make)
+    }
 }

@@ -183,4 +183,84 @@ extension DependencyContainer {
     ) -> Provider<Value> {
         Provider(self, .shared, RegistrationKey.Argument(argument), name, fileID, line, column, isolation, make)
     }
+
+    /// A provider whose instance is built once per outermost resolution, and shared by
+    /// everything that resolution builds.
+    ///
+    /// Some objects must be shared by the parts of one object graph, and by nothing else: a
+    /// unit of work that the repositories of one checkout write to, a log that collects what
+    /// one request did. A factory would give each part its own; a singleton would share one
+    /// with every later checkout. A graph registration is built on the first resolution
+    /// inside a top-level one (`container.checkout()`, or the first read of a `@Dependency`
+    /// property), and every later resolution of it in the same container during that
+    /// top-level resolution returns the same instance. The next top-level resolution gets a
+    /// new one:
+    ///
+    /// ```swift
+    /// var unitOfWork: Provider<UnitOfWork> { graph { UnitOfWork() } }
+    /// var orders: Provider<OrderStore> { factory { OrderStore(work: self.unitOfWork()) } }
+    /// var payments: Provider<PaymentStore> { factory { PaymentStore(work: self.unitOfWork()) } }
+    /// var checkout: Provider<Checkout> {
+    ///     factory { Checkout(orders: self.orders(), payments: self.payments()) }
+    /// }
+    ///
+    /// let checkout = container.checkout()   // its orders and payments share one unit of work
+    /// ```
+    ///
+    /// Resolved on its own, outside any other resolution, it builds a new instance each
+    /// time, as a factory does. A task that a construction starts is not part of that
+    /// construction's resolution: what it resolves is a top-level resolution of its own. The
+    /// container keeps nothing: the instances go when the top-level resolution returns
+    /// (unless something it built holds them). An override keeps the scope.
+    /// This is the scope Swinject calls `.graph`, its default.
+    ///
+    /// - Parameters:
+    ///   - name: The registration's name in messages; the property's name by default.
+    ///   - fileID: Part of the registration's identity; leave the default.
+    ///   - line: Part of the registration's identity; leave the default.
+    ///   - column: Part of the registration's identity; leave the default.
+    ///   - isolation: The registration's actor; a main-actor registration is checked to
+    ///     resolve on the main actor. Leave the default, or forward it from a helper.
+    ///   - make: Builds the instance of one top-level resolution. It runs without any
+    ///     container lock held and may resolve other dependencies through `self`.
+    /// - Returns: A provider of the property's declared type.
+    @inlinable
+    public func graph<Value>(
+        name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column,
+        isolation: (any Actor)? = #isolation,
+        _ make: @escaping () -> Value
+    ) -> Provider<Value> {
+        Provider(self, .graph, nil, name, fileID, line, column, isolation, make)
+    }
+
+    /// A provider of one instance per distinct argument and outermost resolution.
+    ///
+    /// Declare it in a subscript: within one top-level resolution, each argument has its
+    /// own instance, shared as with ``graph(name:fileID:line:column:isolation:_:)``:
+    ///
+    /// ```swift
+    /// subscript(draft id: Order.ID) -> Provider<Draft> {
+    ///     graph(id) { Draft(orderID: id) }
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - argument: The value that identifies the instance.
+    ///   - name: The registration's name in messages; the subscript's name by default.
+    ///   - fileID: Part of the registration's identity; leave the default.
+    ///   - line: Part of the registration's identity; leave the default.
+    ///   - column: Part of the registration's identity; leave the default.
+    ///   - isolation: The registration's actor; a main-actor registration is checked to
+    ///     resolve on the main actor. Leave the default, or forward it from a helper.
+    ///   - make: Builds the instance for `argument`.
+    /// - Returns: A provider of the subscript's declared type.
+    @inlinable
+    public func graph<Value, Argument: Hashable & Sendable>(
+        _ argument: Argument,
+        name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column,
+        isolation: (any Actor)? = #isolation,
+        _ make: @escaping () -> Value
+    ) -> Provider<Value> {
+        Provider(self, .graph, RegistrationKey.Argument(argument), name, fileID, line, column, isolation, make)
+    }
 }

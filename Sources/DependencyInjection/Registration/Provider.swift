@@ -22,8 +22,9 @@
 ///
 /// Create providers with
 /// ``DependencyContainer/factory(name:fileID:line:column:isolation:_:)``,
-/// ``DependencyContainer/singleton(name:fileID:line:column:isolation:_:)`` and
-/// ``DependencyContainer/shared(name:fileID:line:column:isolation:_:)``, or their
+/// ``DependencyContainer/singleton(name:fileID:line:column:isolation:_:)``,
+/// ``DependencyContainer/shared(name:fileID:line:column:isolation:_:)`` and
+/// ``DependencyContainer/graph(name:fileID:line:column:isolation:_:)``, or their
 /// parameterized forms, and read <doc:RegisteringDependencies> and <doc:Scopes> for when to
 /// use which.
 public struct Provider<Value> {
@@ -42,7 +43,7 @@ public struct Provider<Value> {
     /// costs a cached resolution some 240 instructions.
     @usableFromInline let teardown: Teardown<Value>?
 
-    /// A provider declared at a call site of `factory`, `singleton` or `shared`.
+    /// A provider declared at a call site of `factory`, `singleton`, `shared` or `graph`.
     @inlinable
     init(
         _ container: DependencyContainer, _ scope: DependencyScope, _ argument: RegistrationKey.Argument?,
@@ -84,8 +85,10 @@ public struct Provider<Value> {
     ///
     /// The scope decides what happens: a factory builds a new instance, a singleton
     /// returns the container's instance (building it once), a shared provider returns
-    /// the live instance if someone still holds one. An override installed in the
-    /// container or one of its parents replaces the registration's closure.
+    /// the live instance if someone still holds one, a graph provider returns the
+    /// instance of the outermost resolution in progress. An override installed in the
+    /// container or one of its parents replaces the registration's closure, and
+    /// decorations wrap what it builds.
     ///
     /// - Returns: The resolved instance.
     @inlinable
@@ -97,7 +100,7 @@ public struct Provider<Value> {
 /// How long a container keeps what a provider builds.
 ///
 /// A registration picks its scope by the function that makes its provider (`factory`,
-/// `singleton`, `shared` or `scoped`); this type names that choice where the library reports it,
+/// `singleton`, `shared`, `scoped` or `graph`); this type names that choice where the library reports it,
 /// in each ``ResolutionEvent`` of a trace:
 ///
 /// ```swift
@@ -118,6 +121,9 @@ public enum DependencyScope: String, Sendable, Hashable, CaseIterable {
     /// Held weakly and reused while something else holds it:
     /// ``DependencyContainer/shared(name:fileID:line:column:isolation:_:)``.
     case shared
+    /// Built once per outermost resolution, and shared by everything that resolution
+    /// builds: ``DependencyContainer/graph(name:fileID:line:column:isolation:_:)``.
+    case graph
     /// Built once per scope container (a session, a request) and kept until the scope goes:
     /// ``DependencyContainer/scoped(name:fileID:line:column:isolation:_:)``. Outside any
     /// scope it is kept like a singleton.

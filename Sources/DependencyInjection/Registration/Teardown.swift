@@ -24,8 +24,8 @@ extension Provider where Value: Sendable {
     /// runs once per built instance, on the thread that calls `shutdown()`, without any
     /// container lock held; see <doc:Scopes#Shutting-down>.
     ///
-    /// > Important: Only a singleton is kept by its container, so only a singleton can be
-    /// > torn down: a `factory` or `shared` registration with a teardown stops with a
+    /// > Important: Only a singleton or a scoped instance is kept by its container, so only
+    /// > those can be torn down: a `factory`, `shared` or `graph` registration with a teardown stops with a
     /// > message naming it as soon as its provider is made, instead of never running the
     /// > teardown. The container keeps the teardown until it is shut down, so a teardown
     /// > that captures the container keeps it alive: use only the instance it receives, or

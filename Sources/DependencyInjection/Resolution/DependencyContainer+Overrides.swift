@@ -3,7 +3,9 @@ extension DependencyContainer {
     /// override it themselves).
     ///
     /// The replacement keeps the registration's scope: an overridden singleton is
-    /// built once from `make`. Every dependency resolved through the provider afterwards
+    /// built once from `make`. Decorations installed with
+    /// ``decorate(_:_:)-(KeyPath<DependencyContainer,Provider<Value>>,_)`` stay, and wrap
+    /// what `make` builds. Every dependency resolved through the provider afterwards
     /// sees the replacement, and anything this container had cached that was built
     /// from the old registration is dropped, so no stale instance is served:
     ///
@@ -52,7 +54,7 @@ extension DependencyContainer {
         replaceOverride(of: provider.key, named: provider.name, at: keyPath, with: AsyncOverride(make))
     }
 
-    /// Drops every cached instance and every override of this container.
+    /// Drops every cached instance, every override and every decoration of this container.
     ///
     /// Use it to start over in a container that outlives one use, such as the shared
     /// `mocks` between tests that run one at a time, or a user's container at sign-out:
@@ -72,25 +74,26 @@ extension DependencyContainer {
     public func reset() {
         let (dropped, instances, children) = state.withLock(releasingAfter: { state, released in
             released.append(state.overrides)
+            released.append(state.decorations)
             released.append(state.entries)
             released.append(state.singletons.storage as Any)  // releases every box when it goes
             released.append(state.dependents)
             released.append(state.teardowns)
             defer {
-                (state.overrides, state.entries, state.singletons, state.dependents, state.teardowns) =
-                    ([:], [:], .init(), [:], [:])
+                (state.overrides, state.decorations, state.entries) = ([:], [:], [:])
+                (state.singletons, state.dependents, state.teardowns) = (.init(), [:], [:])
             }
             let children = state.liveChildren
             // A scope shares this container's instances, so what it built from them goes
             // too; an isolated child built its own, which stay.
             let instances = children.contains(where: \.isScope) ? state.singletons.cachedKeys + state.entries.keys : []
-            return (Array(state.overrides.keys), instances, children)
+            return (Array(Set(state.overrides.keys).union(state.decorations.keys)), instances, children)
         })
         for child in children { child.invalidate(child.isScope ? dropped + instances : dropped) }
     }
 
-    /// Drops the cached instance and the override of one registration, and everything
-    /// this container built from it.
+    /// Drops the cached instance, the override and the decorations of one registration,
+    /// and everything this container built from it.
     ///
     /// ```swift
     /// DependencyContainer.mocks.reset(\.httpClient)
@@ -102,8 +105,8 @@ extension DependencyContainer {
         replaceOverride(of: provider.key, named: provider.name, at: keyPath, with: nil)
     }
 
-    /// Drops the cached instance and the override of one async registration, and
-    /// everything this container built from it.
+    /// Drops the cached instance, the override and the decorations of one async
+    /// registration, and everything this container built from it.
     ///
     /// ```swift
     /// container.reset(\.database)
@@ -116,16 +119,30 @@ extension DependencyContainer {
         replaceOverride(of: provider.key, named: provider.name, at: keyPath, with: nil)
     }
 
-    /// Installs or removes an override, then drops what was built from the old one here
-    /// and in every descendant that does not override it itself.
+    /// Installs an override, or removes it and the decorations, then drops what was built
+    /// from the old one here and in every descendant that does not override it itself.
     func replaceOverride(
         of key: RegistrationKey, named name: StaticString, at keyPath: AnyKeyPath, with override: AnyObject?
     ) {
-        RegistrationIdentity.note(keyPath, leadsTo: key, name: name, in: self)
-        let children = state.withLock(releasingAfter: { state, released in
+        change(key, named: name, at: keyPath) { state, released in
             released.append(
                 (override.map { state.overrides.updateValue($0, forKey: key) } ?? state.overrides.removeValue(forKey: key))
                     as Any)
+            if override == nil, !state.decorations.isEmpty {
+                released.append(state.decorations.removeValue(forKey: key) as Any)
+            }
+        }
+    }
+
+    /// Changes how this container builds `key` with `body`, under the lock, then drops what
+    /// was built from it here and in every descendant that does not override it itself.
+    func change(
+        _ key: RegistrationKey, named name: StaticString, at keyPath: AnyKeyPath,
+        _ body: (inout ContainerState, inout [Any]) -> Void
+    ) {
+        RegistrationIdentity.note(keyPath, leadsTo: key, name: name, in: self)
+        let children = state.withLock(releasingAfter: { state, released in
+            body(&state, &released)
             _ = state.invalidate([key], keepingOwnOverrides: false, released: &released)
             return state.liveChildren
         })
@@ -142,15 +159,18 @@ extension DependencyContainer {
         for child in children { child.invalidate(reaching) }
     }
 
-    /// The override box for `key` here or in the nearest parent that has one. The box's
-    /// type matches the key: keys include the value type, and sync and async
+    /// What replaces the registration of `key` for a resolution in a descendant that found
+    /// `below` on its way here: the override box of the nearest container (this one or a
+    /// parent) that has one, or a ``Decorated`` entry when decorations apply on the way.
+    /// The box's type matches the key: keys include the value type, and sync and async
     /// registrations never share a call site.
-    func installedOverride(for key: RegistrationKey) -> AnyObject? {
+    func installedOverride(for key: RegistrationKey, below: AnyObject?) -> AnyObject? {
+        var found = below
         var container: DependencyContainer? = self
-        while let current = container {
-            if let found = current.state.withLock({ $0.overrides[key] }) { return found }
+        while Decorated.isOpen(found), let current = container {
+            found = Decorated.stack(found, over: current.state.withLock { $0.replacement(for: key) })
             container = current.parent
         }
-        return nil
+        return found
     }
 }

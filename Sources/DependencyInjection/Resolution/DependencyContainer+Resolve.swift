@@ -48,7 +48,7 @@ extension DependencyContainer {
         case .build(let started): build = started
         }
         var value: Value?
-        build.run(in: self) { value = (build.override.map { $0 as! Override<Value> })?.make() ?? provider.make() }
+        build.run(in: self) { value = Decorated.value(from: provider.make, replacedBy: build.override) }
         let kept: Box<Value>? =
             if build.scope == .factory { nil } else if provider.isMainActor { MainActorBox(value!) } else { Box(value!) }
         build.finish(in: self, keeping: kept, teardown: provider.pendingTeardown(of: kept))
@@ -63,6 +63,10 @@ extension DependencyContainer {
         servingScope: ObjectIdentifier?
     ) -> Preparation {
         let resolution = begin(key, name, scope, type, servingScope: servingScope)
+        if scope == .graph, let box = resolution.graphInstance(in: self) {
+            resolution.trace?.finish(outcome: .cached)
+            return .ready(box)
+        }
         switch resolution.claim {
         case .cached(let object):
             resolution.trace?.finish(outcome: .cached)
@@ -107,14 +111,18 @@ extension DependencyContainer {
         case .await(let construction):
             object = try await construction.value(as: resolution.owner, innermost: resolution.enclosing)
         case .build(let construction):
-            let override = resolution.override.map { $0 as! AsyncOverride<Value> }
-            let make = override?.make ?? provider.make
+            if provider.scope == .graph, let box = resolution.graphInstance(in: self) {
+                resolution.trace?.finish(outcome: .cached)
+                return Self.unbox(box)
+            }
+            let make = Decorated.make(from: provider.make, replacedBy: resolution.override)
             // Runs the closure in this construction's frame, as `owner`.
             let run = { @Sendable (owner: Owner) in
                 try await resolution.frame(self, owner: owner).bind(make)
             }
             guard let construction else {
                 let value = try await run(resolution.owner)
+                if provider.scope == .graph { resolution.keepGraphInstance(Box(value), in: self) }
                 resolution.trace?.finish(outcome: resolution.outcome)
                 return value
             }
@@ -143,7 +151,7 @@ extension DependencyContainer {
         let (claim, ownOverride, tracer) = state.withLock(releasingAfter: { state, released in
             let claim = state.claim(key, scope: scope, released: &released)
             guard case .build = claim else { return (claim, nil as AnyObject?, state.tracer) }
-            return (claim, state.overrides[key], state.tracer)
+            return (claim, state.replacement(for: key), state.tracer)
         })
         // A cache hit needs neither the frame chain nor the owner, unless it is traced.
         let served: Bool = if case .cached = claim { true } else { false }
@@ -156,8 +164,10 @@ extension DependencyContainer {
         case .cached: return resolution
         case .await: resolution.outcome = .awaited
         case .build:
-            if resolution.override == nil { resolution.override = parent?.installedOverride(for: key) }
-            resolution.outcome = resolution.override == nil ? .built : .builtFromOverride
+            if let parent, Decorated.isOpen(resolution.override) {
+                resolution.override = parent.installedOverride(for: key, below: resolution.override)
+            }
+            resolution.outcome = Decorated.isOpen(resolution.override) ? .built : .builtFromOverride
             key.checkArgument(of: name)
         }
         Frame.checkNoCycle(
@@ -197,8 +207,9 @@ enum Preparation {
 /// One resolution past the inline cache, between claiming its key and returning.
 @usableFromInline
 struct Resolution: @unchecked Sendable {
-    // @unchecked: immutable once begun; `override` is an `Override` or `AsyncOverride`,
-    // and a cached object is a `Sendable` value's box or a `Sendable` shared instance.
+    // @unchecked: immutable once begun; `override` is an `Override`, an `AsyncOverride` or
+    // a `Decorated` entry, and a cached object is a `Sendable` value's box, a `Sendable`
+    // shared instance, or the box of this owner's graph instance.
     let claim: ContainerState.Claim
     let key: RegistrationKey
     let name: StaticString
@@ -208,7 +219,8 @@ struct Resolution: @unchecked Sendable {
     let enclosing: Frame?
     /// The scope container this app-wide resolution runs for, if a scope handed it over.
     let servesScope: ObjectIdentifier?
-    /// The installed override, an `Override<Value>` or `AsyncOverride<Value>`, if any.
+    /// The installed override, an `Override<Value>` or `AsyncOverride<Value>`, or a
+    /// `Decorated` entry, if any.
     @usableFromInline var override: AnyObject?
     /// Present only while tracing.
     let trace: Trace?
@@ -223,11 +235,14 @@ struct Resolution: @unchecked Sendable {
     }
 
     /// Ends the construction: keeps `box` for a cached scope, with the teardown of a
-    /// singleton that declares one, and traces it.
+    /// singleton that declares one (or for the outermost resolution, for a graph
+    /// registration), and traces it.
     @usableFromInline
     func finish(in container: DependencyContainer, keeping box: AnyBox?, teardown: PendingTeardown?) {
         if let box, case .build(let construction?) = claim {
             container.complete(construction, .success(box), weakly: scope == .shared, teardown: teardown)
+        } else if let box {
+            keepGraphInstance(box, in: container)
         }
         trace?.finish(outcome: outcome)
     }

@@ -79,8 +79,8 @@ struct Site: Sendable, CustomStringConvertible {
 /// active frames: an ended frame's owner may be gone, and its task's address reused by a
 /// task that inherited the chain.
 final class Frame: @unchecked Sendable {
-    // @unchecked: `activeWord` is read and written only atomically; everything else is
-    // immutable.
+    // @unchecked: `activeWord` is read and written only atomically; `graphInstances` only
+    // by the owner, one step at a time; everything else is immutable.
 
     /// Non-nil while the frame is bound. It must stay the first stored property: it is
     /// reached through the address of the object's stored properties, for atomic access.
@@ -112,6 +112,10 @@ final class Frame: @unchecked Sendable {
     /// The trace batch of the outermost traced resolution, if tracing.
     let trace: TraceBatch?
     let depth: Int
+    /// The graph instances of the outermost resolution this frame runs, if it is one: only
+    /// its owner touches them, one step at a time, while the frame is active, and they go
+    /// when it ends. Exclusivity is not checked dynamically: every construction would pay.
+    @exclusivity(unchecked) var graphInstances = GraphInstances()
 
     init(
         container: ObjectIdentifier, building: DependencyContainer, keepsResult: Bool, key: RegistrationKey,
@@ -236,5 +240,6 @@ final class Frame: @unchecked Sendable {
     private func end() {
         var active = UnsafeRawPointer(bitPattern: 1)
         _ = _stdlib_atomicCompareExchangeStrongPtr(object: activeWordAddress, expected: &active, desired: nil)
+        withExtendedLifetime(graphInstances.takeAll()) {}
     }
 }

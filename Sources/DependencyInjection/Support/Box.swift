@@ -20,7 +20,8 @@ class AnyBox: @unchecked Sendable {
 class Box<Value>: AnyBox, @unchecked Sendable {
     // @unchecked: set once in init (and emptied only by `MainActorBox`'s deinit, when no one
     // else can read it); the registration helpers that cache a value across threads require
-    // it to be `Sendable`, or keep it on the main actor (`MainActorBox`).
+    // it to be `Sendable`, or keep it on the main actor (`MainActorBox`). A graph instance's
+    // box is read only by the owner of the resolution that built it.
     @exclusivity(unchecked) @usableFromInline final var stored: Value?
     @usableFromInline init(_ value: Value) {
         self.stored = value
