@@ -11,6 +11,64 @@ extension DependencyContainer {
     var chainC: Provider<ChainC> { factory { ChainC(b: self.chainB()) } }
     var chainD: Provider<ChainD> { factory { ChainD(c: self.chainC()) } }
     var chainE: Provider<ChainE> { factory { ChainE(d: self.chainD()) } }
+
+    // Scenarios G and H, as the Scopes article's request-scoped server writes them.
+    var requestUser: Provider<String> { unimplemented() }
+    var requestHandler: Provider<RequestHandler> {
+        scoped { RequestHandler(user: self.requestUser(), client: self.client()) }
+    }
+}
+
+/// Serves one request in `request`, a container made for it: installs the request's user,
+/// resolves the request's handler and hands it to `respond`. The caller drops `request`.
+@inline(__always)
+func serveRequest<Response>(
+    in request: DependencyContainer, user: String, _ respond: (RequestHandler) -> Response
+) -> Response {
+    request.override(\.requestUser) { user }
+    return respond(request.requestHandler())
+}
+
+/// Scenario G: one request in a scope of `app`, which shares the app's built client.
+@inline(__always)
+func serveRequestInScope(of app: DependencyContainer, user: String) -> Bool {
+    serveRequest(in: DependencyContainer(scopeOf: app), user: user, respond(with:))
+}
+
+/// Scenario H: the same request in a plain child of `app`, an isolated world that builds
+/// its own client.
+@inline(__always)
+func serveRequestInChild(of app: DependencyContainer, user: String) -> Bool {
+    serveRequest(in: DependencyContainer(parent: app), user: user, respond(with:))
+}
+
+/// Serves one request in a container that `makeRequest` makes of `app`, and checks what
+/// scenarios G and H claim: the handler has the request's user, shares the app's client
+/// or not, is one per request container, is never built in `app`, and the request
+/// container, its handler and what it built are all freed once the request is over.
+func checkRequest(
+    of app: DependencyContainer, sharesClient: Bool,
+    _ makeRequest: (DependencyContainer) -> DependencyContainer
+) {
+    weak var weakRequest: DependencyContainer?
+    weak var weakHandler: RequestHandler?
+    weak var weakClient: (any Client)?
+    do {
+        let request = makeRequest(app)
+        weakRequest = request
+        let responded = serveRequest(in: request, user: signedInUser) { handler in
+            precondition(handler.user == signedInUser && request.requestHandler() === handler)
+            precondition((handler.client === app.client()) == sharesClient)
+            weakHandler = handler
+            weakClient = handler.client
+            return respond(with: handler)
+        }
+        precondition(responded && request.isScope == sharesClient)
+    }
+    precondition(weakRequest == nil, "the request container outlived its request")
+    precondition(weakHandler == nil, "the request's handler outlived its request")
+    precondition(sharesClient ? weakClient === app.client() : weakClient == nil)
+    precondition(app.instanceIfBuilt(\.requestHandler) == nil)
 }
 
 /// An object with one injected property, resolved from `DependencyContainer.main` on
@@ -42,6 +100,8 @@ func dependencyInjectionContestant() -> Contestant {
             let probe = DependencyContainer()
             probe.override(\.client) { StubClient() }
             precondition(probe.client().isStub)
+            checkRequest(of: container, sharesClient: true) { DependencyContainer(scopeOf: $0) }
+            checkRequest(of: container, sharesClient: false) { DependencyContainer(parent: $0) }
         },
         measures: [
             .leaf: { count in timeLoop(count) { container.leaf() } },
@@ -64,6 +124,14 @@ func dependencyInjectionContestant() -> Contestant {
                     overrideContainer.override(\.client) { StubClient() }
                     return overrideContainer.client()
                 }
+            },
+            .requestScope: { count in
+                let user = signedInUser
+                return timeLoop(count) { serveRequestInScope(of: container, user: user) }
+            },
+            .requestChild: { count in
+                let user = signedInUser
+                return timeLoop(count) { serveRequestInChild(of: container, user: user) }
             },
         ]
     )

@@ -20,6 +20,14 @@ final class HandWiredHolder {
     init(client: any Client) { self.client = client }
 }
 
+/// Scenario G's floor: the handler built by hand from the user and the root's client.
+@inline(__always)
+func serveRequestDirectly<Response>(
+    root: HandWiredRoot, user: String, _ respond: (RequestHandler) -> Response
+) -> Response {
+    respond(RequestHandler(user: user, client: root.client))
+}
+
 func directContestant() -> Contestant {
     let root = HandWiredRoot()
     let shared = Shared(value: root)
@@ -31,6 +39,9 @@ func directContestant() -> Contestant {
             precondition(root.client === root.client)
             root.makeStubbableClient = { StubClient() }
             precondition(root.makeStubbableClient().isStub)
+            precondition(serveRequestDirectly(root: root, user: signedInUser) { handler in
+                handler.user == signedInUser && handler.client === root.client
+            })
         },
         measures: [
             .leaf: { count in timeLoop(count) { root.makeLeaf() } },
@@ -54,6 +65,10 @@ func directContestant() -> Contestant {
                     root.makeStubbableClient = { StubClient() }
                     return root.makeStubbableClient()
                 }
+            },
+            .requestScope: { count in
+                let user = signedInUser
+                return timeLoop(count) { serveRequestDirectly(root: root, user: user, respond(with:)) }
             },
         ]
     )

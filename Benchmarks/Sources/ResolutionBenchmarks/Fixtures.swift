@@ -48,3 +48,31 @@ final class ChainE: Sendable {
     let d: ChainD
     init(d: ChainD) { self.d = d }
 }
+
+// The per-request object of scenarios G and H.
+
+/// What a server builds for each request: the request's user and the app-wide client.
+final class RequestHandler: Sendable {
+    let user: String
+    let client: any Client
+    init(user: String, client: any Client) { (self.user, self.client) = (user, client) }
+
+    /// What a request reads from its handler: both of its dependencies.
+    func respond() -> Bool { !user.isEmpty && !client.isStub }
+}
+
+/// What every contestant does with a request's handler: hand it to the sink, so that it
+/// is really built, and return its response.
+///
+/// The response is a `Bool`, not the handler: a server returns a response. (It matters to
+/// swift-dependencies: `withDependencies` records an operation's result when it is an
+/// object, and starts a `Task` to prune that record, on every call.)
+@inline(__always)
+func respond(with handler: RequestHandler) -> Bool {
+    blackHole(handler)
+    return handler.respond()
+}
+
+/// The request value every contestant installs: a short string, stored inline, so that
+/// the user itself costs no allocation. Read once, before a loop, and passed in.
+let signedInUser = "ada"

@@ -28,9 +28,20 @@ func now() -> UInt64 {
 /// operation inlined into it and no closure call per iteration.
 @inline(__always)
 func timeLoop(_ count: Int, _ operation: () -> AnyObject) -> UInt64 {
+    timeLoop(count, sink: blackHole, operation)
+}
+
+/// Times `count` requests on this thread, each response consumed (scenarios G and H).
+@inline(__always)
+func timeLoop(_ count: Int, _ operation: () -> Bool) -> UInt64 {
+    timeLoop(count, sink: blackHole, operation)
+}
+
+@inline(__always)
+private func timeLoop<Result>(_ count: Int, sink: (Result) -> Void, _ operation: () -> Result) -> UInt64 {
     let start = now()
     for _ in 0..<count {
-        blackHole(operation())
+        sink(operation())
     }
     return now() &- start
 }
@@ -87,6 +98,8 @@ enum Scenario: String, CaseIterable, Sendable {
     case property = "D"
     case concurrentSingleton = "E"
     case override = "F"
+    case requestScope = "G"
+    case requestChild = "H"
 
     var title: String {
         switch self {
@@ -96,7 +109,16 @@ enum Scenario: String, CaseIterable, Sendable {
         case .property: "D. object with injected property"
         case .concurrentSingleton: "E. singleton, 2 threads"
         case .override: "F. override, then resolve"
+        case .requestScope: "G. per-request scope"
+        case .requestChild: "H. G in a plain child container"
         }
+    }
+
+    /// Whether the two scenarios are timed in the same rounds, because the table compares
+    /// them: a scope (G) and a plain child container (H) doing the same request.
+    func sharesRounds(with other: Scenario) -> Bool {
+        let requests: Set<Scenario> = [.requestScope, .requestChild]
+        return requests.contains(self) && requests.contains(other)
     }
 }
 
@@ -152,12 +174,23 @@ func calibrate(_ measure: Measure, target: UInt64) -> Int {
 }
 
 /// Runs every benchmark of every scenario, interleaving the contestants repetition by
-/// repetition so that a burst of load on the machine hits all columns alike.
+/// repetition so that a burst of load on the machine hits all columns alike. Scenarios
+/// that are compared with each other (G and H) share their rounds too.
 func runAll(_ contestants: [Contestant], options: RunOptions) -> [Scenario: [String: Summary]] {
     var results: [Scenario: [String: Summary]] = [:]
+    var groups: [[Scenario]] = []
     for scenario in options.scenarios {
-        let entries = contestants.compactMap { contestant in
-            contestant.measures[scenario].map { (name: contestant.name, measure: $0) }
+        if let last = groups.last?.last, last.sharesRounds(with: scenario) {
+            groups[groups.count - 1].append(scenario)
+        } else {
+            groups.append([scenario])
+        }
+    }
+    for group in groups {
+        let entries = group.flatMap { scenario in
+            contestants.compactMap { contestant in
+                contestant.measures[scenario].map { (scenario: scenario, name: contestant.name, measure: $0) }
+            }
         }
         let counts = entries.map { calibrate($0.measure, target: options.repetitionNanoseconds) }
         var samples = Array(repeating: [Double](), count: entries.count)
@@ -167,12 +200,10 @@ func runAll(_ contestants: [Contestant], options: RunOptions) -> [Scenario: [Str
                 samples[index].append(Double(elapsed) / Double(counts[index]))
             }
         }
-        var row: [String: Summary] = [:]
         for (index, entry) in entries.enumerated() {
-            row[entry.name] = Summary(samples[index])
+            results[entry.scenario, default: [:]][entry.name] = Summary(samples[index])
         }
-        results[scenario] = row
-        printProgress("  \(scenario.title): done")
+        for scenario in group { printProgress("  \(scenario.title): done") }
     }
     return results
 }

@@ -1,10 +1,18 @@
 import DependencyInjection
 
 // The loops whose instructions `instructions.sh` counts under callgrind: the two hot paths
-// with instruction targets, and this package's side of scenarios A, C, D and F for
-// profiling. Each loop is a function of its own, never inlined, so that
-// `--toggle-collect` can name it; the setup (container, first build, first access)
-// happens before it is entered.
+// with instruction targets, this package's side of scenarios A, C, D and F for
+// profiling, and every column of the per-request scenarios G and H. Each loop is a
+// function of its own, never inlined, so that `--toggle-collect` can name it; the setup
+// (container, first build, first access) happens before it is entered.
+//
+// No closure may be written inside a new loop function: its symbol contains the loop's
+// name, so callgrind would toggle collection off while it runs. The request loops call
+// the contestants' `serveRequest…` functions, whose closures are named after those, and
+// pass them `respond(with:)`, a function. Nor may two loops have the same body but for
+// the function they call: LLVM merges such loops into one body named after one of them,
+// and callgrind then collects nothing in the other (so the two container loops take
+// their arguments in different orders, and `instructions.sh` stops on an empty count).
 
 enum HotPath: String, CaseIterable {
     /// `container.client()` for a singleton that is already built.
@@ -22,6 +30,16 @@ enum HotPath: String, CaseIterable {
     case property
     /// Scenario F: `container.override(\.client) { StubClient() }`, then `container.client()`.
     case override
+    /// Scenario G: a scope of the app container, the user installed, the handler resolved
+    /// and read, the scope dropped.
+    case requestScope = "request-scope"
+    /// Scenario H: the same in a plain child container, `DependencyContainer(parent:)`.
+    case requestChild = "request-child"
+    /// Scenario G in swift-dependencies: `withDependencies` installs the user for an
+    /// operation that resolves the handler's factory and reads the handler.
+    case requestWithDependencies = "request-with-dependencies"
+    /// Scenario G by hand: the handler built from the user and the client.
+    case requestDirect = "request-direct"
 }
 
 @inline(never)
@@ -76,6 +94,34 @@ func hotPathOverrideLoop(_ container: DependencyContainer, _ count: Int) {
     }
 }
 
+@inline(never)
+func hotPathRequestScopeLoop(_ app: DependencyContainer, _ user: String, _ count: Int) {
+    for _ in 0..<count {
+        blackHole(serveRequestInScope(of: app, user: user))
+    }
+}
+
+@inline(never)
+func hotPathRequestChildLoop(_ user: String, _ app: DependencyContainer, _ count: Int) {
+    for _ in 0..<count {
+        blackHole(serveRequestInChild(of: app, user: user))
+    }
+}
+
+@inline(never)
+func hotPathRequestWithDependenciesLoop(_ user: String, _ count: Int) {
+    for _ in 0..<count {
+        blackHole(serveRequestWithDependencies(user: user, respond(with:)))
+    }
+}
+
+@inline(never)
+func hotPathRequestDirectLoop(_ root: HandWiredRoot, _ user: String, _ count: Int) {
+    for _ in 0..<count {
+        blackHole(serveRequestDirectly(root: root, user: user, respond(with:)))
+    }
+}
+
 /// Runs one hot path `count` times after its setup, for callgrind.
 func runHotPath(_ path: HotPath, count: Int) {
     let container = DependencyContainer()
@@ -101,5 +147,19 @@ func runHotPath(_ path: HotPath, count: Int) {
         container.override(\.client) { StubClient() }
         _ = container.client()
         hotPathOverrideLoop(container, count)
+    case .requestScope:
+        checkRequest(of: container, sharesClient: true) { DependencyContainer(scopeOf: $0) }
+        hotPathRequestScopeLoop(container, signedInUser, count)
+    case .requestChild:
+        checkRequest(of: container, sharesClient: false) { DependencyContainer(parent: $0) }
+        hotPathRequestChildLoop(signedInUser, container, count)
+    case .requestWithDependencies:
+        warmUpSwiftDependencies()
+        checkRequestWithDependencies()
+        hotPathRequestWithDependenciesLoop(signedInUser, count)
+    case .requestDirect:
+        let root = HandWiredRoot()
+        precondition(serveRequestDirectly(root: root, user: signedInUser) { $0.client === root.client })
+        hotPathRequestDirectLoop(root, signedInUser, count)
     }
 }

@@ -48,7 +48,33 @@ private enum ChainEFactoryKey: DependencyKey {
     }
 }
 
+// Scenario G: the request's user has no live value (the equivalent of `unimplemented()`:
+// reading it outside an override reports an issue), and the handler is a factory whose
+// closure reads the user and the client through `@Dependency`, as the chain's levels do.
+
+private enum RequestUserKey: TestDependencyKey {
+    static let testValue = ""
+}
+
+private enum RequestHandlerFactoryKey: DependencyKey {
+    static let liveValue: @Sendable () -> RequestHandler = {
+        @Dependency(\.requestUser) var user
+        @Dependency(\.benchClient) var client
+        return RequestHandler(user: user, client: client)
+    }
+}
+
 extension DependencyValues {
+    var requestUser: String {
+        get { self[RequestUserKey.self] }
+        set { self[RequestUserKey.self] = newValue }
+    }
+
+    var makeRequestHandler: @Sendable () -> RequestHandler {
+        get { self[RequestHandlerFactoryKey.self] }
+        set { self[RequestHandlerFactoryKey.self] = newValue }
+    }
+
     var makeLeaf: @Sendable () -> Leaf {
         get { self[LeafFactoryKey.self] }
         set { self[LeafFactoryKey.self] = newValue }
@@ -108,11 +134,42 @@ private func resolveChain() -> ChainE {
     return makeChainE()
 }
 
-func swiftDependenciesContestant() -> Contestant {
-    // Build the cached live values before anything is timed.
+/// Scenario G: one request whose user is installed with `withDependencies` for the
+/// duration of the operation, which resolves the handler and hands it to `respond`.
+@inline(__always)
+func serveRequestWithDependencies<Response>(user: String, _ respond: (RequestHandler) -> Response) -> Response {
+    withDependencies {
+        $0.requestUser = user
+    } operation: {
+        @Dependency(\.makeRequestHandler) var makeRequestHandler
+        return respond(makeRequestHandler())
+    }
+}
+
+/// Builds the cached live values before anything is timed or counted.
+func warmUpSwiftDependencies() {
     _ = resolveClient()
     _ = resolveLeaf()
     _ = resolveChain()
+}
+
+/// Checks what scenario G claims: the handler has the request's user and the app's client,
+/// is new for each request, and is freed once the request is over.
+func checkRequestWithDependencies() {
+    weak var weakHandler: RequestHandler?
+    let responded = serveRequestWithDependencies(user: signedInUser) { handler in
+        precondition(handler.user == signedInUser && handler.client === resolveClient())
+        weakHandler = handler
+        return respond(with: handler)
+    }
+    precondition(responded && weakHandler == nil, "the request's handler outlived its request")
+    var handlers: [RequestHandler] = []
+    for _ in 0..<2 { serveRequestWithDependencies(user: signedInUser) { handlers.append($0) } }
+    precondition(handlers[0] !== handlers[1])
+}
+
+func swiftDependenciesContestant() -> Contestant {
+    warmUpSwiftDependencies()
 
     return Contestant(
         name: "swift-dependencies",
@@ -124,6 +181,7 @@ func swiftDependenciesContestant() -> Contestant {
             precondition(resolveChain().d.c.b.a !== resolveChain().d.c.b.a)
             let stub = withDependencies { $0.benchClient = StubClient() } operation: { resolveClient() }
             precondition(stub.isStub && !resolveClient().isStub)
+            checkRequestWithDependencies()
         },
         measures: [
             .leaf: { count in timeLoop(count) { resolveLeaf() } },
@@ -150,6 +208,10 @@ func swiftDependenciesContestant() -> Contestant {
                         return client
                     }
                 }
+            },
+            .requestScope: { count in
+                let user = signedInUser
+                return timeLoop(count) { serveRequestWithDependencies(user: user, respond(with:)) }
             },
         ]
     )

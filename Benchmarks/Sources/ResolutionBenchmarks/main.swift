@@ -5,8 +5,8 @@ import Foundation
 // swift run -c release --package-path Benchmarks ResolutionBenchmarks --hot-path singleton 100000
 
 let usage = """
-    usage: ResolutionBenchmarks [--quick] [--repetitions N] [--milliseconds N] [--scenarios ABCDEF]
-           ResolutionBenchmarks --hot-path singleton|wrapper|baseline|leaf|chain|property|override COUNT
+    usage: ResolutionBenchmarks [--quick] [--repetitions N] [--milliseconds N] [--scenarios ABCDEFGH]
+           ResolutionBenchmarks --hot-path \(HotPath.allCases.map(\.rawValue).joined(separator: "|")) COUNT
     """
 
 func fail(_ message: String) -> Never {
@@ -41,7 +41,7 @@ while let argument = arguments.popFirst() {
     case "--scenarios":
         guard let letters = arguments.popFirst() else { fail("--scenarios needs letters") }
         let chosen = letters.uppercased().compactMap { Scenario(rawValue: String($0)) }
-        guard !chosen.isEmpty else { fail("--scenarios needs letters among ABCDEF") }
+        guard !chosen.isEmpty else { fail("--scenarios needs letters among ABCDEFGH") }
         options.scenarios = Scenario.allCases.filter(chosen.contains)
     case "--help", "-h":
         print(usage)
