@@ -68,6 +68,46 @@ extension DependencyContainer {
     var decoratedRight: AsyncProvider<UnitOfWork> { singleton { UnitOfWork() } }
 }
 
+/// The context of one request, shared by its parts, that reads a client through a
+/// `@Dependency` property.
+final class GraphContext: @unchecked Sendable {
+    @Dependency(\.httpClient) var client
+    init() {}
+}
+
+final class ContextHolder: Sendable {
+    let context: GraphContext
+    init(context: GraphContext) { self.context = context }
+}
+
+extension DependencyContainer {
+    var graphContext: Provider<GraphContext> { graph { GraphContext() } }
+    var contextHolder: Provider<ContextHolder> { singleton { ContextHolder(context: self.graphContext()) } }
+    /// The context, first built by the singleton's construction.
+    var contextAfterSingleton: Provider<GraphContext> {
+        factory {
+            _ = self.contextHolder()
+            return self.graphContext()
+        }
+    }
+    /// The context, first built by this factory, then found by the singleton.
+    var contextBeforeSingleton: Provider<GraphContext> {
+        factory {
+            let context = self.graphContext()
+            _ = self.contextHolder()
+            return context
+        }
+    }
+}
+
+extension DependencyContainer {
+    var asyncScopedWork: AsyncProvider<AttackSink> { scoped { AttackSink(work: try await self.asyncWork()) } }
+    /// One async request: its own unit of work, and a scoped object built from one.
+    var asyncRequestWork: AsyncProvider<(UnitOfWork, AttackSink)> {
+        factory { (try await self.asyncWork(), try await self.asyncScopedWork()) }
+    }
+}
+
 @Suite struct GraphDecoratorAttackTests {
     // MARK: - Decorations in scope containers
 
@@ -129,6 +169,36 @@ extension DependencyContainer {
         #expect(handler.work === sink.work)
     }
 
+    /// A graph instance handed out by a factory resolves its `@Dependency` from the
+    /// container that built it, whichever part of the resolution asked for it first.
+    /// Pin of the order that works: the factory builds the context first.
+    @Test func aGraphInstanceFirstBuiltByTheFactoryResolvesAfterItsContainerGoes() async {
+        await #expect(processExitsWith: .success) {
+            let context = DependencyContainer().contextBeforeSingleton()
+            precondition(context.client.name == "live")
+        }
+    }
+
+    /// The same graph, where the singleton's construction happens to build the context
+    /// first: the context's `@Dependency` then holds the container weakly, as if the
+    /// container kept the context, and reading it later stops.
+    @Test func aGraphInstanceFirstBuiltByASingletonResolvesAfterItsContainerGoes() async {
+        let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+            let context = DependencyContainer().contextAfterSingleton()
+            precondition(context.client.name == "live")
+        }
+        #expect(!standardError(of: result).contains("was released"), "\(standardError(of: result))")
+    }
+
+    /// The Scopes article names async singletons and shared instances as built in a task of
+    /// their own, whose construction is an outermost resolution; an async `scoped` object is
+    /// built in one too, so it does not share its request's unit of work either.
+    @Test func anAsyncScopedObjectSharesItsResolutionsGraphInstance() async throws {
+        let request = DependencyContainer(scopeOf: DependencyContainer())
+        let (work, scoped) = try await request.asyncRequestWork()
+        #expect(work === scoped.work)
+    }
+
     // MARK: - Pins: graph instances and their lifetime
 
     /// A graph instance whose `deinit` resolves from its container, at the end of the
@@ -174,6 +244,50 @@ extension DependencyContainer {
         // Every resolution from now on is decorated, and one instance is kept.
         #expect(container.httpClient().name == "logging(live)")
         #expect(container.httpClient() === container.httpClient())
+    }
+
+    /// Requests through scopes while the app container decorates, overrides and resets:
+    /// every request sees whole decorations and one unit of work per handler.
+    @Test func requestsWhileTheAppDecoratesAndResetsAreSafe() {
+        let app = DependencyContainer()
+        let names = Collected<String>()
+        concurrently(threads: 6) { index in
+            for round in 0..<150 {
+                switch index % 3 {
+                case 0:
+                    app.decorate(\.httpClient) { WrappingHTTPClient(wrapping: $0) }
+                    if round % 3 == 0 { app.reset(\.httpClient) }
+                    if round % 7 == 0 { app.reset() }
+                case 1:
+                    let request = DependencyContainer(scopeOf: app)
+                    request.decorate(\.unitOfWork) { $0 }
+                    let (handler, sink) = request.attackRequest()
+                    names.append(handler.client.name)
+                    _ = sink
+                default:
+                    let work = app.checkout()
+                    if work.orders.work !== work.payments.work { names.append("split") }
+                    names.append(app.cachedFeedLoader().client.name)
+                }
+            }
+        }
+        let unwrapped = names.values.map {
+            $0.replacingOccurrences(of: "logging(", with: "").replacingOccurrences(of: ")", with: "")
+        }
+        #expect(unwrapped.allSatisfy { $0 == "live" })
+        #expect(names.values.count == 600)
+    }
+
+    @Test func aMainActorDecorationBuiltOffTheMainActorStopsNamingIt() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let container = DependencyContainer()
+            await MainActor.run {
+                container.decorate(\.httpClient) { @MainActor in WrappingHTTPClient(wrapping: $0) }
+            }
+            _ = await Task.detached { container.httpClient() }.value
+        }
+        let output = standardError(of: result)
+        #expect(output.contains("httpClient was decorated with a @MainActor closure"), "\(output)")
     }
 
     @Test func anAsyncCycleClosedByADecorationStopsInsteadOfHanging() async {
