@@ -7,8 +7,8 @@ extension DependencyContainer {
     ///
     /// - a `singleton` or `shared` registration resolves to the app container's instance,
     ///   built there and shared by every scope, unless it is built from something this
-    ///   scope (or a scope between it and the app container) overrides: then the scope
-    ///   builds its own;
+    ///   scope (or a scope between it and the app container) overrides or decorates: then
+    ///   the scope builds its own;
     /// - a `scoped` registration
     ///   (``scoped(name:fileID:line:column:isolation:_:)``) is built once per scope;
     /// - a `factory` builds a new instance, in the scope.
@@ -119,12 +119,15 @@ extension DependencyContainer {
         })
     }
 
-    /// Keys overridden in this scope and in the scopes between it and `app`.
+    /// Keys overridden or decorated in this scope and in the scopes between it and `app`.
     private func overridesOfScope(upTo app: DependencyContainer) -> [RegistrationKey] {
         var keys: [RegistrationKey] = []
         var container: DependencyContainer? = self
         while let scope = container, scope !== app {
-            scope.state.withLock { if !$0.overrides.isEmpty { keys += $0.overrides.keys } }
+            scope.state.withLock { state in
+                if !state.overrides.isEmpty { keys += state.overrides.keys }
+                if !state.decorations.isEmpty { keys += state.decorations.keys }
+            }
             container = scope.parent
         }
         return keys
