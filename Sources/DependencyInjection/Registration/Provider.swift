@@ -53,11 +53,7 @@ public struct Provider<Value> {
         self.key = RegistrationKey(file: fileID, line: line, column: column, type: Value.self, argument: argument)
         self.name = name
         self.scope = scope
-        // Checked where the provider is made: in the registration's property, which every
-        // resolution calls, through a key path or a `@Dependency` too. In a nonisolated
-        // property `isolation` is a literal `nil`, and this folds away.
-        self.isMainActor = isolation.map { $0 === MainActor.shared } ?? false
-        if isMainActor { MainActorThread.check(registration: name) }
+        self.isMainActor = MainActorThread.isMainActor(isolation, registration: name)
         self.make = make
         self.teardown = nil
     }

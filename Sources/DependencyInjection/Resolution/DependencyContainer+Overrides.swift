@@ -76,9 +76,10 @@ extension DependencyContainer {
             released.append(state.singletons.storage as Any)  // releases every box when it goes
             released.append(state.dependents)
             released.append(state.teardowns)
+            released.append(state.arguments)
             defer {
-                (state.overrides, state.entries, state.singletons, state.dependents, state.teardowns) =
-                    ([:], [:], .init(), [:], [:])
+                (state.overrides, state.entries, state.singletons, state.dependents, state.teardowns, state.arguments) =
+                    ([:], [:], .init(), [:], [:], [:])
             }
             return (Array(state.overrides.keys), state.liveChildren)
         })
@@ -113,15 +114,23 @@ extension DependencyContainer {
     }
 
     /// Installs or removes an override, then drops what was built from the old one here
-    /// and in every descendant that does not override it itself.
+    /// and in every descendant that does not override it itself. With
+    /// `includingArguments`, `key` is a provider family's, and the overrides of its
+    /// arguments are removed too.
     func replaceOverride(
-        of key: RegistrationKey, named name: StaticString, at keyPath: AnyKeyPath, with override: AnyObject?
+        of key: RegistrationKey, named name: StaticString, at keyPath: AnyKeyPath, with override: AnyObject?,
+        includingArguments: Bool = false
     ) {
         RegistrationIdentity.note(keyPath, leadsTo: key, name: name, in: self)
         let children = state.withLock(releasingAfter: { state, released in
             released.append(
                 (override.map { state.overrides.updateValue($0, forKey: key) } ?? state.overrides.removeValue(forKey: key))
                     as Any)
+            if includingArguments {
+                let arguments = state.overrides.keys.filter { $0.argument != nil && $0.registration == key }
+                for argument in arguments { released.append(state.overrides.removeValue(forKey: argument) as Any) }
+                released.append(arguments)
+            }
             _ = state.invalidate([key], keepingOwnOverrides: false, released: &released)
             return state.liveChildren
         })
@@ -144,7 +153,7 @@ extension DependencyContainer {
     func installedOverride(for key: RegistrationKey) -> AnyObject? {
         var container: DependencyContainer? = self
         while let current = container {
-            if let found = current.state.withLock({ $0.overrides[key] }) { return found }
+            if let found = current.state.withLock({ $0.override(for: key) }) { return found }
             container = current.parent
         }
         return nil

@@ -108,7 +108,7 @@ extension DependencyContainer {
         let (claim, ownOverride, tracer) = state.withLock(releasingAfter: { state, released in
             let claim = state.claim(key, scope: scope, released: &released)
             guard case .build = claim else { return (claim, nil as AnyObject?, state.tracer) }
-            return (claim, state.overrides[key], state.tracer)
+            return (claim, state.override(for: key), state.tracer)
         })
         // A cache hit needs neither the frame chain nor the owner, unless it is traced.
         let served: Bool = if case .cached = claim { true } else { false }
