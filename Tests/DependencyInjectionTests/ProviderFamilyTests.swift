@@ -32,6 +32,16 @@ final class Mailbox: Sendable {
     init(session: any AccountSession) { self.session = session }
 }
 
+/// A main-actor object that is not `Sendable`.
+final class DraftEditor {
+    let id: Int
+    var text = ""
+    init(id: Int, text: String = "") {
+        self.id = id
+        self.text = text
+    }
+}
+
 private let alice = AccountID(1)
 private let bob = AccountID(2)
 
@@ -79,6 +89,10 @@ extension DependencyContainer {
             (self.getValue(forKey: "gate") as ConstructionGate?)?.enterAndWait()
             return LiveAccountSession(account: account)
         }
+    }
+
+    @MainActor var draftEditor: ProviderFamily<Int, DraftEditor> {
+        singleton { @MainActor (id: Int) in DraftEditor(id: id) }
     }
 
     /// `familyCycleHead` needs `familyCycleLink(1)`, which needs `familyCycleHead`.
@@ -137,6 +151,33 @@ extension DependencyContainer {
             }
         }
         #expect(Screen(container).session === container.accountSession(bob))
+    }
+
+    @Test func aTraceNamesTheFamilyForEachArgumentAndItsOverride() {
+        let container = DependencyContainer()
+        let events = Collected<String>()
+        container.tracer = ResolutionTracer { batch in
+            for event in batch { events.append("\(event.name) \(event.scope) \(event.outcome.rawValue)") }
+        }
+        _ = container.accountSession(alice)
+        container.override(\.accountSession) { account in StubAccountSession(account: account) }
+        _ = container.accountSession(bob)
+        _ = container.accountSession(bob)
+        #expect(events.values == [
+            "accountSession singleton built", "accountSession singleton built from override",
+            "accountSession singleton cached",
+        ])
+    }
+
+    @MainActor @Test func aMainActorFamilyKeepsValuesThatAreNotSendableAndTakesAMainActorOverride() {
+        let container = DependencyContainer()
+        let first = container.draftEditor(1)
+        #expect(container.draftEditor(1) === first)
+        #expect(container.draftEditor(2).id == 2)
+        container.override(\.draftEditor) { @MainActor id in DraftEditor(id: id, text: "stub") }
+        #expect(container.draftEditor(1) !== first)
+        #expect(container.draftEditor(1).text == "stub")
+        #expect(container.draftEditor(3).id == 3)
     }
 
     // MARK: - Overriding the whole family
@@ -205,6 +246,7 @@ extension DependencyContainer {
         container.override(\.gatedAccountSession) { account in StubAccountSession(account: account) }
         gate.open()
         done.wait()
+        container.removeValue(forKey: "gate")  // later constructions go through
         #expect(handedOut.values.first?.source == "live")
         #expect(container.gatedAccountSession(alice).source == "stub")
     }
@@ -293,18 +335,34 @@ extension DependencyContainer {
         #expect(child.accountSession(alice) === own)
     }
 
+    @Test func aChildKeepsItsOwnArgumentOverrideWhenItsParentOverridesTheFamily() {
+        let parent = DependencyContainer()
+        let child = DependencyContainer(parent: parent)
+        child.override(\.accountSession[alice]) { StubAccountSession(account: alice, source: "child") }
+        let own = child.accountSession(alice)
+        let live = child.accountSession(bob)
+        parent.override(\.accountSession) { account in StubAccountSession(account: account) }
+        #expect(child.accountSession(alice) === own)
+        #expect(child.accountSession(bob) !== live)
+        #expect(child.accountSession(bob).source == "stub")
+    }
+
     // MARK: - Concurrency
 
     /// Threads resolve different arguments while one overrides and resets the family. Each
     /// resolution gets an instance for its argument, and once the last override is in, no
-    /// argument is served from the registration or from an earlier override.
+    /// argument is served from the registration or from an earlier override. The
+    /// overriding thread starts once every resolving thread has cached something, which
+    /// the overrides must then drop.
     @Test func resolvingArgumentsWhileTheFamilyIsOverriddenAndResetIsRaceFree() {
         let container = DependencyContainer()
         let child = DependencyContainer(parent: container)
-        let rounds = 200
+        let (threads, rounds) = (6, 300)
+        let cached = Arrivals()
         let wrong = Collected<String>()
-        concurrently(threads: 6) { index in
+        concurrently(threads: threads) { index in
             if index == 0 {
+                cached.wait(for: threads - 1)
                 for round in 0..<rounds {
                     if round.isMultiple(of: 2) {
                         container.override(\.accountSession) { account in StubAccountSession(account: account) }
@@ -322,6 +380,7 @@ extension DependencyContainer {
                 if session.account != account { wrong.append("\(session.account) for \(account)") }
                 let mailbox = resolver.mailbox(account)
                 if mailbox.session.account != account { wrong.append("mailbox of \(account)") }
+                if round == 0 { cached.arrive() }
             }
         }
         #expect(wrong.values.isEmpty, "\(wrong.values)")
