@@ -21,7 +21,7 @@ extension DependencyContainer {
     /// ```
     ///
     /// Without `@MainActor in`, Swift picks the
-    /// ``singleton(name:fileID:line:column:isolation:_:)`` that any thread may
+    /// ``singleton(name:fileID:line:column:isolation:_:)->Provider<Value>`` that any thread may
     /// resolve, and asks for a `Sendable` value (`type 'any FeedStore' does not conform to
     /// the 'Sendable' protocol`): the compiler chooses between the two before it looks at
     /// isolation, so the closure has to say it. A nonisolated registration cannot call this

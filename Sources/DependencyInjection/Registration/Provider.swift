@@ -21,9 +21,9 @@
 /// and every dependency resolved through `self.httpClient()` then sees the replacement.
 ///
 /// Create providers with
-/// ``DependencyContainer/factory(name:fileID:line:column:isolation:_:)``,
-/// ``DependencyContainer/singleton(name:fileID:line:column:isolation:_:)`` and
-/// ``DependencyContainer/shared(name:fileID:line:column:isolation:_:)``, or their
+/// ``DependencyContainer/factory(name:fileID:line:column:isolation:_:)->Provider<Value>``,
+/// ``DependencyContainer/singleton(name:fileID:line:column:isolation:_:)->Provider<Value>`` and
+/// ``DependencyContainer/shared(name:fileID:line:column:isolation:_:)->Provider<Value>``, or their
 /// parameterized forms, and read <doc:RegisteringDependencies> and <doc:Scopes> for when to
 /// use which.
 public struct Provider<Value> {
@@ -106,12 +106,12 @@ public struct Provider<Value> {
 /// See <doc:Scopes> for what each scope means in child containers and after a reset.
 public enum DependencyScope: String, Sendable, Hashable, CaseIterable {
     /// Built anew on every resolution:
-    /// ``DependencyContainer/factory(name:fileID:line:column:isolation:_:)``.
+    /// ``DependencyContainer/factory(name:fileID:line:column:isolation:_:)->Provider<Value>``.
     case factory
     /// Built once per container and kept until reset or overridden:
-    /// ``DependencyContainer/singleton(name:fileID:line:column:isolation:_:)``.
+    /// ``DependencyContainer/singleton(name:fileID:line:column:isolation:_:)->Provider<Value>``.
     case singleton
     /// Held weakly and reused while something else holds it:
-    /// ``DependencyContainer/shared(name:fileID:line:column:isolation:_:)``.
+    /// ``DependencyContainer/shared(name:fileID:line:column:isolation:_:)->Provider<Value>``.
     case shared
 }
