@@ -136,7 +136,7 @@ struct ContainerState {
             if key.argument == nil {
                 pending.append(contentsOf: takeArguments(of: key, keepingOwnOverrides: keepingOwnOverrides, released: &released))
             } else if !arguments.isEmpty {
-                forgetArgument(of: key)
+                forgetArgument(of: key, released: &released)
             }
         }
         return reaching
@@ -155,10 +155,11 @@ struct ContainerState {
     }
 
     /// Unfiles the key of an instance that is no longer kept.
-    private mutating func forgetArgument(of key: RegistrationKey) {
+    private mutating func forgetArgument(of key: RegistrationKey, released: inout [Any]) {
         let registration = key.registration
-        guard arguments[registration]?.remove(key) != nil, arguments[registration]?.isEmpty == true else { return }
-        arguments[registration] = nil
+        guard let filed = arguments[registration]?.remove(key) else { return }
+        released.append(filed)  // it may hold the last reference to its argument
+        if arguments[registration]?.isEmpty == true { arguments[registration] = nil }
     }
 
     /// The keys of `registration`'s arguments with an instance here, kept or being built,
@@ -201,7 +202,7 @@ struct ContainerState {
             released.append(object)
             return true
         }
-        for key in dead { forgetArgument(of: key) }
+        for key in dead { forgetArgument(of: key, released: &released) }
         released.append(dead)
         sweepThreshold = Swift.max(16, entries.count * 2)
     }

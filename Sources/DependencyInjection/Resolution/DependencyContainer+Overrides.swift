@@ -127,9 +127,9 @@ extension DependencyContainer {
                 (override.map { state.overrides.updateValue($0, forKey: key) } ?? state.overrides.removeValue(forKey: key))
                     as Any)
             if includingArguments {
-                let arguments = state.overrides.keys.filter { $0.argument != nil && $0.registration == key }
-                for argument in arguments { released.append(state.overrides.removeValue(forKey: argument) as Any) }
-                released.append(arguments)
+                let perArgument = state.overrides.keys.filter { $0.argument != nil && $0.registration == key }
+                for argument in perArgument { released.append(state.overrides.removeValue(forKey: argument) as Any) }
+                released.append(perArgument)
             }
             _ = state.invalidate([key], keepingOwnOverrides: false, released: &released)
             return state.liveChildren
