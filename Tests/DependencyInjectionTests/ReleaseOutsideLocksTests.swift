@@ -9,8 +9,20 @@ final class ContainerUser: @unchecked Sendable {
     deinit { _ = container.getValue(forKey: "anything") as Int? }
 }
 
+/// An argument whose `deinit` uses a container.
+final class ContainerUsingArgument: Hashable, @unchecked Sendable {
+    let user: ContainerUser
+    let raw: Int
+    init(_ container: DependencyContainer, _ raw: Int) { (user, self.raw) = (ContainerUser(container), raw) }
+    static func == (lhs: ContainerUsingArgument, rhs: ContainerUsingArgument) -> Bool { lhs.raw == rhs.raw }
+    func hash(into hasher: inout Hasher) { hasher.combine(raw) }
+}
+
 extension DependencyContainer {
     var containerUser: Provider<ContainerUser> { singleton { ContainerUser(self) } }
+    var containerUsers: ProviderFamily<ContainerUsingArgument, ContainerUser> {
+        singleton { (_: ContainerUsingArgument) in ContainerUser(self) }
+    }
 }
 
 /// Nothing is released while a container lock is held, so a `deinit` may use any
@@ -32,6 +44,17 @@ extension DependencyContainer {
             container.override(\.containerUser) { ContainerUser(DependencyContainer()) }
         }, "override deadlocked in a singleton's deinit")
         #expect(finishesWithoutHanging { container.reset(\.containerUser) }, "reset(_:) deadlocked")
+    }
+
+    @Test func aFamilyOverrideReleasesInstancesAndArgumentsOutsideTheLock() {
+        let container = DependencyContainer()
+        for raw in 0..<3 { _ = container.containerUsers(ContainerUsingArgument(container, raw)) }
+        #expect(finishesWithoutHanging {
+            container.override(\.containerUsers) { _ in ContainerUser(DependencyContainer()) }
+        }, "overriding a family deadlocked in a deinit")
+        for raw in 0..<3 { _ = container.containerUsers(ContainerUsingArgument(container, raw)) }
+        container.override(\.containerUsers[ContainerUsingArgument(container, 0)]) { ContainerUser(DependencyContainer()) }
+        #expect(finishesWithoutHanging { container.reset(\.containerUsers) }, "resetting a family deadlocked")
     }
 
     // MARK: - Stored values

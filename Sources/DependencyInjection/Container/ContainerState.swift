@@ -30,6 +30,9 @@ struct ContainerState {
     /// For each registration, the keys whose cached instances were built while it was
     /// resolved (with any argument).
     var dependents: [RegistrationKey: Set<RegistrationKey>] = [:]
+    /// For each parameterized registration, the keys (one per argument) of the instances
+    /// kept here, singletons and shared ones: what a change of a whole provider family drops.
+    var arguments: [RegistrationKey: Set<RegistrationKey>] = [:]
     /// The teardowns of the kept singletons that declare one, each with its place in
     /// build order; dropped with their instances.
     var teardowns: [RegistrationKey: (order: Int, teardown: PendingTeardown)] = [:]
@@ -94,11 +97,13 @@ struct ContainerState {
         guard case .inFlight(let current)? = entries[construction.key], current === construction else { return }
         if let object, weakly {
             entries[construction.key] = .shared(Weak(object))
+            noteArgument(of: construction.key)
             sweepDeadSharedInstances(released: &released)
         } else {
             entries[construction.key] = nil
             guard let object else { return }
             released.append(singletons.insert(object, for: construction.key) as Any)
+            noteArgument(of: construction.key)
             if let teardown {
                 teardownsKept += 1
                 released.append(teardowns.updateValue((teardownsKept, teardown), forKey: construction.key) as Any)
@@ -107,13 +112,13 @@ struct ContainerState {
     }
 
     /// Drops `keys` and, transitively, every cached instance built while they were
-    /// resolved. With `keepingOwnOverrides`, a key this container overrides itself is
-    /// left alone: its instances come from its own override, which a parent's change
-    /// does not touch.
+    /// resolved; the key of a whole provider family drops each of its arguments. With
+    /// `keepingOwnOverrides`, a key this container overrides itself is left alone: its
+    /// instances come from its own override, which a parent's change does not touch.
     ///
     /// - Returns: The keys whose change reaches this container's children.
     mutating func invalidate(_ keys: [RegistrationKey], keepingOwnOverrides: Bool, released: inout [Any]) -> [RegistrationKey] {
-        let reaching = keepingOwnOverrides ? keys.filter { overrides[$0] == nil } : keys
+        let reaching = keepingOwnOverrides ? keys.filter { !overridesItself($0) } : keys
         var pending = reaching
         var visited = Set<RegistrationKey>()
         while let key = pending.popLast() {
@@ -124,6 +129,11 @@ struct ContainerState {
             if let users = dependents.removeValue(forKey: key.registration) {
                 pending.append(contentsOf: users)
                 released.append(users)
+            }
+            if key.argument == nil {
+                pending.append(contentsOf: takeArguments(of: key, keepingOwnOverrides: keepingOwnOverrides, released: &released))
+            } else if !arguments.isEmpty {
+                forgetArgument(of: key, released: &released)
             }
         }
         forgetUses(by: visited, released: &released)
@@ -168,6 +178,46 @@ struct ContainerState {
         return false
     }
 
+    /// Whether this container's own overrides decide how `key` is built: an override of
+    /// the key, or of the provider family it is an argument of.
+    func overridesItself(_ key: RegistrationKey) -> Bool {
+        overrides[key] != nil || (key.argument != nil && overrides[key.registration] != nil)
+    }
+
+    /// Files a kept instance's key under its registration, if it has an argument.
+    private mutating func noteArgument(of key: RegistrationKey) {
+        guard key.argument != nil else { return }
+        arguments[key.registration, default: []].insert(key)
+    }
+
+    /// Unfiles the key of an instance that is no longer kept.
+    private mutating func forgetArgument(of key: RegistrationKey, released: inout [Any]) {
+        let registration = key.registration
+        guard let filed = arguments[registration]?.remove(key) else { return }
+        released.append(filed)  // it may hold the last reference to its argument
+        if arguments[registration]?.isEmpty == true { arguments[registration] = nil }
+    }
+
+    /// The keys of `registration`'s arguments with an instance here, kept or being built,
+    /// unfiled: what a change of the whole registration drops. With `keepingOwnOverrides`,
+    /// not those this container overrides itself, which stay filed.
+    private mutating func takeArguments(
+        of registration: RegistrationKey, keepingOwnOverrides: Bool, released: inout [Any]
+    ) -> [RegistrationKey] {
+        var kept = arguments.removeValue(forKey: registration) ?? []
+        if keepingOwnOverrides {
+            let own = kept.filter { overrides[$0] != nil }
+            if !own.isEmpty { (arguments[registration], kept) = (own, kept.subtracting(own)) }
+        }
+        if !kept.isEmpty { released.append(kept) }
+        var taken = Array(kept)
+        for construction in building where construction.key.argument != nil {
+            let key = construction.key
+            if key.registration == registration && !(keepingOwnOverrides && overrides[key] != nil) { taken.append(key) }
+        }
+        return taken
+    }
+
     /// The children alive now, as strong references for the caller to release after
     /// unlocking.
     var liveChildren: [DependencyContainer] {
@@ -178,12 +228,18 @@ struct ContainerState {
     /// sweep: amortized O(1) per entry, so distinct arguments cannot pile up.
     private mutating func sweepDeadSharedInstances(released: inout [Any]) {
         guard entries.count > sweepThreshold else { return }
-        entries = entries.filter { _, entry in
+        var dead: [RegistrationKey] = []
+        entries = entries.filter { key, entry in
             guard case .shared(let reference) = entry else { return true }
-            guard let object = reference.object else { return false }
+            guard let object = reference.object else {
+                if key.argument != nil { dead.append(key) }
+                return false
+            }
             released.append(object)
             return true
         }
+        for key in dead { forgetArgument(of: key, released: &released) }
+        released.append(dead)
         sweepThreshold = Swift.max(16, entries.count * 2)
     }
 }

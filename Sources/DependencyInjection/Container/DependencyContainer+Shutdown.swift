@@ -128,7 +128,9 @@ extension ContainerState {
         released.append(entries)
         released.append(dependents)
         released.append(teardowns)
+        released.append(arguments)
         singletons = .init()
+        arguments = [:]
         let inFlight = entries.filter { if case .inFlight = $0.value { true } else { false } }
         entries = inFlight
         dependents = dependents.compactMapValues { users in

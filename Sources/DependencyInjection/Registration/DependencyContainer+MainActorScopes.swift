@@ -21,7 +21,7 @@ extension DependencyContainer {
     /// ```
     ///
     /// Without `@MainActor in`, Swift picks the
-    /// ``singleton(name:fileID:line:column:isolation:_:)`` that any thread may
+    /// ``singleton(name:fileID:line:column:isolation:_:)->Provider<Value>`` that any thread may
     /// resolve, and asks for a `Sendable` value (`type 'any FeedStore' does not conform to
     /// the 'Sendable' protocol`): the compiler chooses between the two before it looks at
     /// isolation, so the closure has to say it. A nonisolated registration cannot call this
@@ -131,5 +131,73 @@ extension DependencyContainer {
         _ make: @escaping @MainActor () -> Value
     ) -> Provider<Value> {
         Provider(self, .shared, RegistrationKey.Argument(argument), name, fileID, line, column, MainActor.shared, { make() })
+    }
+
+    /// A provider family of one instance per distinct argument, of a value that lives on
+    /// the main actor, which need not be `Sendable`.
+    ///
+    /// ```swift
+    /// protocol Draft { var text: String { get set } }
+    /// final class LocalDraft: Draft {
+    ///     let id: Int
+    ///     var text = ""
+    ///     init(id: Int) { self.id = id }
+    /// }
+    ///
+    /// extension DependencyContainer {
+    ///     @MainActor var draft: ProviderFamily<Int, any Draft> {
+    ///         singleton { @MainActor (id: Int) in LocalDraft(id: id) }
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// As with ``singleton(name:fileID:line:column:_:)->Provider<Value>``, the closure says
+    /// `@MainActor`, or Swift picks the form that asks for a `Sendable` value.
+    ///
+    /// - Parameters:
+    ///   - name: The registration's name in messages; the property's name by default.
+    ///   - fileID: Part of the registration's identity; leave the default.
+    ///   - line: Part of the registration's identity; leave the default.
+    ///   - column: Part of the registration's identity; leave the default.
+    ///   - make: Builds the instance for an argument on the main actor.
+    /// - Returns: A provider family of the property's declared argument and value types.
+    @MainActor @inlinable
+    public func singleton<Argument: Hashable & Sendable, Value>(
+        name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column,
+        _ make: @escaping @MainActor (Argument) -> Value
+    ) -> ProviderFamily<Argument, Value> {
+        ProviderFamily(self, .singleton, name, fileID, line, column, MainActor.shared, { make($0) })
+    }
+
+    /// A provider family of one weakly held instance per distinct argument, that lives on
+    /// the main actor.
+    ///
+    /// ```swift
+    /// protocol Thumbnails: AnyObject { var size: Int { get } }
+    /// final class ThumbnailCache: Thumbnails {
+    ///     let size: Int
+    ///     init(size: Int) { self.size = size }
+    /// }
+    ///
+    /// extension DependencyContainer {
+    ///     @MainActor var thumbnails: ProviderFamily<Int, any Thumbnails> {
+    ///         shared { @MainActor (size: Int) in ThumbnailCache(size: size) }
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - name: The registration's name in messages; the property's name by default.
+    ///   - fileID: Part of the registration's identity; leave the default.
+    ///   - line: Part of the registration's identity; leave the default.
+    ///   - column: Part of the registration's identity; leave the default.
+    ///   - make: Builds the instance for an argument on the main actor.
+    /// - Returns: A provider family of the property's declared argument and value types.
+    @MainActor @inlinable
+    public func shared<Argument: Hashable & Sendable, Value>(
+        name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column,
+        _ make: @escaping @MainActor (Argument) -> Value
+    ) -> ProviderFamily<Argument, Value> {
+        ProviderFamily(self, .shared, name, fileID, line, column, MainActor.shared, { make($0) })
     }
 }

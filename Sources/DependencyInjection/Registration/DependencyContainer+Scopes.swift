@@ -136,7 +136,7 @@ extension DependencyContainer {
     ///
     /// > Important: Only class instances can be held weakly. A value type resolved
     /// > through `shared` is built anew each time, as with
-    /// > ``factory(name:fileID:line:column:isolation:_:)``.
+    /// > ``factory(name:fileID:line:column:isolation:_:)->Provider<Value>``.
     ///
     /// - Parameters:
     ///   - name: The registration's name in messages; the property's name by default.

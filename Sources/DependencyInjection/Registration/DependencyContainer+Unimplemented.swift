@@ -22,7 +22,7 @@ extension DependencyContainer {
     /// `analytics is not implemented in this module: supply it with
     /// container.override(\.analytics) { … }`, in debug and release builds, pointing at the
     /// registration. An override keeps the placeholder's scope: like a
-    /// ``singleton(name:fileID:line:column:isolation:_:)``, it is built once per
+    /// ``singleton(name:fileID:line:column:isolation:_:)->Provider<Value>``, it is built once per
     /// container.
     ///
     /// - Parameters:
@@ -55,7 +55,7 @@ extension DependencyContainer {
     /// The issue goes to ``DependencyIssue/reporter``: standard error by default, and a
     /// failure of the running test under the `DependencyInjectionTesting` product, so a
     /// test that reaches the placeholder fails with a message naming the dependency.
-    /// Like a ``singleton(name:fileID:line:column:isolation:_:)``, the placeholder
+    /// Like a ``singleton(name:fileID:line:column:isolation:_:)->Provider<Value>``, the placeholder
     /// (or the override that replaces it) is built once per container, so each container
     /// reports it once.
     ///

@@ -21,9 +21,9 @@
 /// and every dependency resolved through `self.httpClient()` then sees the replacement.
 ///
 /// Create providers with
-/// ``DependencyContainer/factory(name:fileID:line:column:isolation:_:)``,
-/// ``DependencyContainer/singleton(name:fileID:line:column:isolation:_:)``,
-/// ``DependencyContainer/shared(name:fileID:line:column:isolation:_:)`` and
+/// ``DependencyContainer/factory(name:fileID:line:column:isolation:_:)->Provider<Value>``,
+/// ``DependencyContainer/singleton(name:fileID:line:column:isolation:_:)->Provider<Value>``,
+/// ``DependencyContainer/shared(name:fileID:line:column:isolation:_:)->Provider<Value>`` and
 /// ``DependencyContainer/graph(name:fileID:line:column:isolation:_:)``, or their
 /// parameterized forms, and read <doc:RegisteringDependencies> and <doc:Scopes> for when to
 /// use which.
@@ -54,11 +54,7 @@ public struct Provider<Value> {
         self.key = RegistrationKey(file: fileID, line: line, column: column, type: Value.self, argument: argument)
         self.name = name
         self.scope = scope
-        // Checked where the provider is made: in the registration's property, which every
-        // resolution calls, through a key path or a `@Dependency` too. In a nonisolated
-        // property `isolation` is a literal `nil`, and this folds away.
-        self.isMainActor = isolation.map { $0 === MainActor.shared } ?? false
-        if isMainActor { MainActorThread.check(registration: name) }
+        self.isMainActor = MainActorThread.isMainActor(isolation, registration: name)
         self.make = make
         self.teardown = nil
     }
@@ -113,13 +109,13 @@ public struct Provider<Value> {
 /// See <doc:Scopes> for what each scope means in child containers and after a reset.
 public enum DependencyScope: String, Sendable, Hashable, CaseIterable {
     /// Built anew on every resolution:
-    /// ``DependencyContainer/factory(name:fileID:line:column:isolation:_:)``.
+    /// ``DependencyContainer/factory(name:fileID:line:column:isolation:_:)->Provider<Value>``.
     case factory
     /// Built once per container and kept until reset or overridden:
-    /// ``DependencyContainer/singleton(name:fileID:line:column:isolation:_:)``.
+    /// ``DependencyContainer/singleton(name:fileID:line:column:isolation:_:)->Provider<Value>``.
     case singleton
     /// Held weakly and reused while something else holds it:
-    /// ``DependencyContainer/shared(name:fileID:line:column:isolation:_:)``.
+    /// ``DependencyContainer/shared(name:fileID:line:column:isolation:_:)->Provider<Value>``.
     case shared
     /// Built once per outermost resolution, and shared by everything that resolution
     /// builds: ``DependencyContainer/graph(name:fileID:line:column:isolation:_:)``.

@@ -32,8 +32,15 @@ struct RegistrationKey: Hashable, @unchecked Sendable {
         argument == nil ? self : RegistrationKey(file: file, position: position, type: type)
     }
 
-    private init(file: StaticString, position: UInt64, type: ObjectIdentifier) {
-        (self.file, self.position, self.type, self.argument) = (file, position, type, nil)
+    /// This registration with `argument`: the key of one argument of a provider family.
+    @inlinable
+    func with(_ argument: Argument) -> RegistrationKey {
+        RegistrationKey(file: file, position: position, type: type, argument: argument)
+    }
+
+    @usableFromInline
+    init(file: StaticString, position: UInt64, type: ObjectIdentifier, argument: Argument? = nil) {
+        (self.file, self.position, self.type, self.argument) = (file, position, type, argument)
     }
 
     /// The argument of a parameterized registration, boxed in a class so that copying a

@@ -94,7 +94,7 @@ extension ContainerState {
     /// registration, a ``Decorated`` entry with the override (if any) and the decorations.
     @inline(__always)
     func replacement(for key: RegistrationKey) -> AnyObject? {
-        guard !decorations.isEmpty, let own = decorations[key] else { return overrides[key] }
-        return Decorated(base: overrides[key], decorations: own)
+        guard !decorations.isEmpty, let own = decorations[key] else { return override(for: key) }
+        return Decorated(base: override(for: key), decorations: own)
     }
 }

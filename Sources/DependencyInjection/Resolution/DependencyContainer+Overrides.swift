@@ -79,8 +79,9 @@ extension DependencyContainer {
             released.append(state.singletons.storage as Any)  // releases every box when it goes
             released.append(state.dependents)
             released.append(state.teardowns)
+            released.append(state.arguments)
             defer {
-                (state.overrides, state.decorations, state.entries) = ([:], [:], [:])
+                (state.overrides, state.decorations, state.entries, state.arguments) = ([:], [:], [:], [:])
                 (state.singletons, state.dependents, state.teardowns) = (.init(), [:], [:])
             }
             let children = state.liveChildren
@@ -120,9 +121,12 @@ extension DependencyContainer {
     }
 
     /// Installs an override, or removes it and the decorations, then drops what was built
-    /// from the old one here and in every descendant that does not override it itself.
+    /// from the old one here and in every descendant that does not override it itself. With
+    /// `includingArguments`, `key` is a provider family's, and the overrides of its
+    /// arguments are removed too.
     func replaceOverride(
-        of key: RegistrationKey, named name: StaticString, at keyPath: AnyKeyPath, with override: AnyObject?
+        of key: RegistrationKey, named name: StaticString, at keyPath: AnyKeyPath, with override: AnyObject?,
+        includingArguments: Bool = false
     ) {
         change(key, named: name, at: keyPath) { state, released in
             released.append(
@@ -130,6 +134,11 @@ extension DependencyContainer {
                     as Any)
             if override == nil, !state.decorations.isEmpty {
                 released.append(state.decorations.removeValue(forKey: key) as Any)
+            }
+            if includingArguments {
+                let perArgument = state.overrides.keys.filter { $0.argument != nil && $0.registration == key }
+                for argument in perArgument { released.append(state.overrides.removeValue(forKey: argument) as Any) }
+                released.append(perArgument)
             }
         }
     }

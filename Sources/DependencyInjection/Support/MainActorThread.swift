@@ -40,6 +40,19 @@ enum MainActorThread {
     }
     #endif
 
+    /// Whether a registration whose property has `isolation` is isolated to the main actor,
+    /// checked to be made on it (see ``check(registration:)``).
+    ///
+    /// Called where a provider is made: in the registration's property, which every
+    /// resolution calls, through a key path or a `@Dependency` too. In a nonisolated
+    /// property `isolation` is a literal `nil`, and this folds away.
+    @inlinable
+    static func isMainActor(_ isolation: (any Actor)?, registration name: StaticString) -> Bool {
+        let isMainActor = isolation.map { $0 === MainActor.shared } ?? false
+        if isMainActor { check(registration: name) }
+        return isMainActor
+    }
+
     /// Stops unless the caller runs on the main actor, saying that `name`, a main-actor
     /// registration, was resolved off it.
     @usableFromInline
