@@ -105,6 +105,20 @@ extension DependencyContainer {
         #expect(app.faUser() === appUser)
     }
 
+    @Test func aScopesPerArgumentDecorationWrapsTheAppsFamilyOverride() {
+        let app = DependencyContainer()
+        app.override(\.faSession) { id in FASession(id, "stub") }
+        let appA = app.faSession("a")
+        let scope = DependencyContainer(scopeOf: app)
+        scope.decorate(\.faSession["a"]) { session in FASession(session.id, "decorated", inner: session) }
+        #expect(scope.faSession("a").source == "decorated")
+        #expect(scope.faSession("a").inner?.source == "stub")
+        #expect(scope.faSession("b") === app.faSession("b"))
+        #expect(app.faSession("a") === appA)
+        scope.reset(\.faSession)
+        #expect(scope.faSession("a") === appA)
+    }
+
     @Test func aFamilyInstanceResolvingItsFamilyWhileGoingDoesNotDeadlockAReset() {
         let container = DependencyContainer()
         container.override(\.faProbe["a"]) { [weak container] in
