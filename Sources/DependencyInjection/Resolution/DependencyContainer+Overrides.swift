@@ -139,6 +139,9 @@ extension DependencyContainer {
                 let perArgument = state.overrides.keys.filter { $0.argument != nil && $0.registration == key }
                 for argument in perArgument { released.append(state.overrides.removeValue(forKey: argument) as Any) }
                 released.append(perArgument)
+                let decorated = state.decorations.keys.filter { $0.argument != nil && $0.registration == key }
+                for argument in decorated { released.append(state.decorations.removeValue(forKey: argument) as Any) }
+                released.append(decorated)
             }
         }
     }
