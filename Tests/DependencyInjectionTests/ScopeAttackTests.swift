@@ -433,7 +433,8 @@ extension ScopeAttackTests {
                 if locale != "app-locale" { scope.override(\.attackLocale) { locale } }
                 let request = DependencyContainer(scopeOf: scope)
                 if request.requestHandler().user != user { mismatches.append("\(user): handler") }
-                if request.attackLocalized().name != locale { mismatches.append("\(user): \(request.attackLocalized().name)") }
+                let first = request.attackLocalized().name
+                if first != locale { mismatches.append("\(user): request got \(first), then \(request.attackLocalized().name)") }
                 if scope.attackLocalized().name != locale { mismatches.append("\(user): scope localized") }
                 _ = scope.attackReport()
                 switch index {

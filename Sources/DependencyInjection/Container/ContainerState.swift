@@ -38,6 +38,9 @@ struct ContainerState {
     var teardowns: [RegistrationKey: (order: Int, teardown: PendingTeardown)] = [:]
     /// How many teardowns have been kept: the place of the next one.
     var teardownsKept = 0
+    /// In a scope: app-wide registrations found to be built from what the scope overrides,
+    /// which the scope builds itself.
+    var learnedOwn: Set<RegistrationKey> = []
     /// Receives resolutions while tracing; checked on every cached resolution.
     @usableFromInline var tracer: ResolutionTracer?
     /// Children, so that a change here reaches what they built; each removes itself in
@@ -162,6 +165,13 @@ struct ContainerState {
                 dependents[used, default: []].insert(construction.key)
             }
         }
+    }
+
+    /// Whether an instance of `key` is kept here now: a singleton, or a live shared one.
+    func keepsInstance(of key: RegistrationKey) -> Bool {
+        if singletons.box(for: key) != nil { return true }
+        if case .shared(let reference)? = entries[key] { return reference.object != nil }
+        return false
     }
 
     /// Whether the construction of `key` used any of `overridden`, directly or through

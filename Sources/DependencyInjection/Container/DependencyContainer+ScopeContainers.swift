@@ -71,7 +71,11 @@ extension DependencyContainer {
         guard let app = appContainerOfScope else { return nil }
         // Inside an app-wide construction this scope handed over, what the construction
         // asks of the scope (`self` in its closure) it asks of the app container.
-        if Frame.servedScope(from: Frame.current) == ObjectIdentifier(self) { return app }
+        let innermost = Frame.current
+        if Frame.servedScope(from: innermost) == ObjectIdentifier(self) {
+            noteServedUse(of: key, from: innermost, app)
+            return app
+        }
         return builds(key, scope, app) ? nil : app
     }
 
@@ -84,15 +88,41 @@ extension DependencyContainer {
         let installed = overridesOfScope(upTo: app)
         if installed.isEmpty { return false }
         if installed.contains(key) || installed.contains(key.registration) { return true }
+        if state.withLock({ $0.learnedOwn.contains(key) }) { return true }
         return app.state.withLock { $0.built(key, fromAnyOf: installed) }
     }
 
+    /// An app-wide construction this scope handed over asks for `key`: when the scope
+    /// overrides it, every such construction on the chain is built from what the scope
+    /// overrides, and the scope remembers to build them itself. Its own record, unlike the
+    /// app container's, survives the app container's resets.
+    private func noteServedUse(of key: RegistrationKey, from innermost: Frame?, _ app: DependencyContainer) {
+        let installed = overridesOfScope(upTo: app)
+        guard installed.contains(key) || installed.contains(key.registration) else { return }
+        let owner = Owner.current
+        var served: [RegistrationKey] = []
+        var frame = innermost
+        while let own = frame, own.owner == owner, own.isActive {
+            if own.servesScope == ObjectIdentifier(self) { served.append(own.key) }
+            frame = own.parent
+        }
+        state.withLock { $0.learnedOwn.formUnion(served) }
+    }
+
     /// Whether this scope builds its own instance of `key` after all, now that its app
-    /// container has built one for it: the construction turned out to use something the
-    /// scope overrides, which only a construction can tell.
+    /// container has handed one over: unless the app container still keeps an instance
+    /// whose record of uses shows nothing this scope overrides (checked under one lock, so
+    /// a reset of the app container in between cannot hide the record), the scope builds
+    /// its own, which is always built from the right values.
     @usableFromInline
     func buildsAfterAll(_ key: RegistrationKey, _ scope: DependencyScope, _ app: DependencyContainer) -> Bool {
-        Frame.servedScope(from: Frame.current) != ObjectIdentifier(self) && builds(key, scope, app)
+        guard Frame.servedScope(from: Frame.current) != ObjectIdentifier(self) else { return false }
+        let installed = overridesOfScope(upTo: app)
+        if installed.isEmpty { return false }
+        if state.withLock({ $0.learnedOwn.contains(key) }) { return true }
+        return app.state.withLock { state in
+            !state.keepsInstance(of: key) || state.built(key, fromAnyOf: installed)
+        }
     }
 
     /// The container whose stored values this scope reads now: `app` inside an app-wide

@@ -28,12 +28,9 @@ extension DependencyContainer {
             return resolveSlowly(provider, servingScope: nil)
         }
         noteUseOfAppInstance(provider.key)
-        if provider.scope.isKeptByContainer,
-            let value = home.state.withLock({ $0.cachedSingleton(provider.key, as: Value.self) })
-        {
-            return value
-        }
-        let value = home.resolveSlowly(provider, servingScope: ObjectIdentifier(self))
+        let cached = provider.scope.isKeptByContainer
+            ? home.state.withLock({ $0.cachedSingleton(provider.key, as: Value.self) }) : nil
+        let value = cached ?? home.resolveSlowly(provider, servingScope: ObjectIdentifier(self))
         guard buildsAfterAll(provider.key, provider.scope, home) else { return value }
         return resolveSlowly(provider, servingScope: nil)
     }
