@@ -25,7 +25,7 @@ extension DependencyContainer {
     /// ```
     ///
     /// In a container that is not a scope, it is kept like a singleton of that container.
-    /// ``Provider/onShutdown(_:)`` declares a teardown that the scope's
+    /// ``Provider/onShutdown(_:)-((Value)->Void)`` declares a teardown that the scope's
     /// ``shutdown(fileID:filePath:line:column:)`` runs.
     ///
     /// - Parameters:
