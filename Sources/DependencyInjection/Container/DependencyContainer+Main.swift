@@ -27,6 +27,11 @@ extension DependencyContainer {
 
     @TaskLocal static var scopedMain: DependencyContainer?
 
+    /// How many ``withMain(_:_:)`` calls have begun, ever: until the first, no task can have
+    /// a container bound, and reading ``main`` skips the task-local lookup. Never counted
+    /// down: a task created inside `withMain` keeps its container after the call returns.
+    static let scopedMainUses = _AtomicCounter()
+
     /// The container that ``Dependency`` uses when none is given.
     ///
     /// It starts as ``default``. Setting it switches every later resolution in the
@@ -40,7 +45,7 @@ extension DependencyContainer {
     /// for the current task and its child tasks only; setting `main` there still sets
     /// the process-wide value.
     public static var main: DependencyContainer {
-        get { scopedMain ?? globalMain.withLock { $0 } }
+        get { (scopedMainUses.isZero ? nil : scopedMain) ?? globalMain.withLock { $0 } }
         set { globalMain.replace(with: newValue) }
     }
 
@@ -66,7 +71,8 @@ extension DependencyContainer {
         _ container: DependencyContainer,
         _ operation: () throws -> Result
     ) rethrows -> Result {
-        try $scopedMain.withValue(container, operation: operation)
+        scopedMainUses.increment()
+        return try $scopedMain.withValue(container, operation: operation)
     }
 
     /// Runs the asynchronous `operation` with `container` as ``main`` for the current
@@ -92,6 +98,7 @@ extension DependencyContainer {
         isolation: isolated (any Actor)? = #isolation,
         _ operation: () async throws -> Result
     ) async rethrows -> Result {
-        try await $scopedMain.withValue(container, operation: operation, isolation: isolation)
+        scopedMainUses.increment()
+        return try await $scopedMain.withValue(container, operation: operation, isolation: isolation)
     }
 }

@@ -21,7 +21,9 @@ final class DependencyStorage: @unchecked Sendable {
 
     private struct State {
         /// The container, held weakly when it caches the object that owns this property.
-        var reference: (strong: DependencyContainer?, weak: Weak<DependencyContainer>)
+        /// Only then: a weak reference gives the container a side table, and every later
+        /// retain and release of it takes the runtime's slow path.
+        var reference: (strong: DependencyContainer?, weak: Weak<DependencyContainer>?)
         /// Bumped by every reset, switch and set: a resolution begun before one of them
         /// does not publish.
         var generation: UInt64 = 0
@@ -29,7 +31,7 @@ final class DependencyStorage: @unchecked Sendable {
         /// Replaced boxes, kept while a lock-free reader may still read them.
         var retired: [AnyBox] = []
 
-        var container: DependencyContainer? { reference.strong ?? reference.weak.object }
+        var container: DependencyContainer? { reference.strong ?? reference.weak?.object }
     }
 
     /// Stands for "this property's first resolution" in frames and the wait graph.
@@ -48,7 +50,7 @@ final class DependencyStorage: @unchecked Sendable {
         // keeps (a singleton, directly or through a task it started, or an object whose
         // property it resolves): holding the container strongly would keep both forever.
         let weakly = Frame.keepsResult(of: container, from: innermost)
-        state = .init(State(reference: (weakly ? nil : container, Weak(container))))
+        state = .init(State(reference: weakly ? (nil, Weak(container)) : (container, nil)))
         site = Site(name: .property(in: type), fileID: fileID, line: line)
         self.resolve = resolve
         cell.attach(to: self)
@@ -125,7 +127,7 @@ final class DependencyStorage: @unchecked Sendable {
     func switchContainer(to container: DependencyContainer) {
         state.withLock(releasingAfter: { state, released in
             released.append(state.reference)
-            state.reference = (container, Weak(container))
+            state.reference = (container, nil)
             publish(nil, in: &state)
         })
     }

@@ -24,6 +24,11 @@ extension DependencyContainer {
     /// specialized where the provider is resolved.
     @inlinable
     func resolveSlowly<Value>(_ provider: Provider<Value>) -> Value {
+        if provider.scope == .factory, let frame = beginPlainFactory(provider.key, provider.name) {
+            let previous = frame.enter()
+            defer { frame.leave(restoring: previous) }
+            return provider.make()
+        }
         guard let home = appContainer(resolving: provider.key, provider.scope) else {
             return resolveSlowly(provider, servingScope: nil)
         }

@@ -21,7 +21,9 @@ struct Owner: Hashable, Sendable {
 
     /// The task running this code, or the thread when no task does.
     static var current: Owner {
-        if let task = withUnsafeCurrentTask(body: { $0?.hashValue }) {
+        // The task's address, not its hash value: two tasks never share an address while
+        // both run, and hashing costs more than the rest of a cache hit.
+        if let task = withUnsafeCurrentTask(body: { $0.map { unsafeBitCast($0, to: Int.self) } }) {
             return Owner(id: task, isTask: true)
         }
         #if canImport(Darwin)
@@ -78,6 +80,7 @@ struct Site: Sendable, CustomStringConvertible {
 /// is *active* only while its binding lasts, and code asks "am I building here?" only of
 /// active frames: an ended frame's owner may be gone, and its task's address reused by a
 /// task that inherited the chain.
+@usableFromInline
 final class Frame: @unchecked Sendable {
     // @unchecked: `activeWord` is read and written only atomically; `graphInstances` only
     // by the owner, one step at a time; everything else is immutable.
@@ -86,7 +89,21 @@ final class Frame: @unchecked Sendable {
     /// reached through the address of the object's stored properties, for atomic access.
     private var activeWord: UnsafeRawPointer? = UnsafeRawPointer(bitPattern: 1)
 
-    @TaskLocal static var current: Frame?
+    /// The innermost construction bound as a task-local value: an asynchronous one, or a
+    /// synchronous one that tasks it starts must see. Read through ``current``.
+    @TaskLocal private static var bound: Frame?
+
+    /// How many frames are bound as task-local values right now, in the whole process. While
+    /// none is, every frame a task inherited has ended, and ``current`` skips the task-local
+    /// lookup.
+    private static let boundCount = _AtomicCounter()
+
+    /// The innermost construction running here: this thread's synchronous one, else the
+    /// task's bound one.
+    static var current: Frame? {
+        if let innermost = ThreadFrames.innermost { return innermost }
+        return boundCount.isZero ? nil : bound
+    }
 
     /// What cycles are keyed by: the container, or the `@Dependency` storage, that builds.
     let container: ObjectIdentifier
@@ -137,8 +154,15 @@ final class Frame: @unchecked Sendable {
     /// Runs `body` with this frame bound as the innermost construction, and ends the frame
     /// when `body` returns.
     func bind<Result>(_ body: () throws -> Result) rethrows -> Result {
-        defer { end() }
-        return try Frame.$current.withValue(self, operation: body)
+        let previous = enter()
+        defer { leave(restoring: previous) }
+        // A task started here must see a construction whose result the container keeps, so
+        // that what it creates holds the container weakly; other frames matter only to
+        // their own owner, and stay off the task-local chain.
+        guard keepsResult else { return try body() }
+        Frame.boundCount.increment()
+        defer { Frame.boundCount.decrement() }
+        return try Frame.$bound.withValue(self, operation: body)
     }
 
     /// Runs `body` with this frame bound as the innermost construction, and ends the frame
@@ -146,8 +170,36 @@ final class Frame: @unchecked Sendable {
     func bind<Result>(
         _ body: () async throws -> Result, isolation: isolated (any Actor)? = #isolation
     ) async rethrows -> Result {
-        defer { end() }
-        return try await Frame.$current.withValue(self, operation: body)
+        Frame.boundCount.increment()
+        defer {
+            Frame.boundCount.decrement()
+            end()
+        }
+        return try await Frame.$bound.withValue(self, operation: body)
+    }
+
+    /// Makes this frame the thread's innermost synchronous construction, for code that
+    /// runs the construction inline instead of through ``bind(_:)-(()->Result)``.
+    ///
+    /// - Returns: What ``leave(restoring:)`` puts back.
+    @usableFromInline
+    func enter() -> ThreadFrames.Entry {
+        ThreadFrames.replace(with: self)
+    }
+
+    /// Ends the construction that ``enter()`` began.
+    @usableFromInline
+    func leave(restoring previous: ThreadFrames.Entry) {
+        ThreadFrames.restore(previous)
+        end()
+    }
+
+    /// The owner running this code and its innermost construction. Inside a synchronous
+    /// construction on this thread, the owner is that construction's: asking the runtime
+    /// which task runs costs more than the rest of a cache hit.
+    static var ownerAndInnermost: (Owner, Frame?) {
+        if let innermost = ThreadFrames.innermost { return (innermost.owner, innermost) }
+        return (.current, boundCount.isZero ? nil : bound)
     }
 
     /// The container building an object on this thread, or in this task, right now: the

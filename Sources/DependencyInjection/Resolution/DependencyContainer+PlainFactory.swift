@@ -1,0 +1,50 @@
+extension DependencyContainer {
+    /// Begins a synchronous factory resolution that nothing replaces, or returns `nil` when
+    /// it needs the whole road of ``resolveSlowly(_:servingScope:)``.
+    ///
+    /// Most resolutions an app makes all day are factories that no override, decoration or
+    /// tracer touches, in a container that is not a scope. Such a resolution needs only what
+    /// every construction needs: its use recorded while something is built here, its cycle
+    /// check, and a frame, so that what it creates knows who builds it. This road does just
+    /// that, under one lock round-trip per container on the way up, and leaves the claim,
+    /// the override lookup and the tracing of the whole road to the resolutions that need
+    /// them:
+    ///
+    /// ```swift
+    /// if let frame = beginPlainFactory(provider.key, provider.name) {
+    ///     let previous = frame.enter()
+    ///     defer { frame.leave(restoring: previous) }
+    ///     return provider.make()
+    /// }
+    /// ```
+    @usableFromInline
+    func beginPlainFactory(_ key: RegistrationKey, _ name: StaticString) -> Frame? {
+        guard appContainerOfScope == nil else { return nil }
+        let plain = state.withLock { state in
+            guard state.tracer == nil else { return false }
+            if state.isBuilding { state.recordUse(of: key) }
+            return !state.replaces(key)
+        }
+        guard plain else { return nil }
+        var ancestor = parent
+        while let container = ancestor {
+            guard !container.state.withLock({ $0.replaces(key) }) else { return nil }
+            ancestor = container.parent
+        }
+        key.checkArgument(of: name)
+        let (owner, enclosing) = Frame.ownerAndInnermost
+        let site = Site(name: .registration(name), fileID: key.file, line: key.line)
+        let id = ObjectIdentifier(self)
+        Frame.checkNoCycle(building: key, in: id, site: site, owner: owner, from: enclosing)
+        return Frame(
+            container: id, building: self, keepsResult: false, key: key, site: site, servesScope: nil, trace: nil,
+            owner: owner, parent: enclosing)
+    }
+}
+
+extension ContainerState {
+    /// Whether an override or a decoration installed here changes how `key` is built.
+    func replaces(_ key: RegistrationKey) -> Bool {
+        (!overrides.isEmpty && override(for: key) != nil) || (!decorations.isEmpty && decorations[key] != nil)
+    }
+}
