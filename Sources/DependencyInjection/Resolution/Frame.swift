@@ -129,6 +129,11 @@ final class Frame: @unchecked Sendable {
     /// The trace batch of the outermost traced resolution, if tracing.
     let trace: TraceBatch?
     let depth: Int
+    /// Which of its thread's buckets files this frame (see ``ThreadFrames``).
+    let bucket: Int
+    /// The next frame of the same bucket further out, while this one is filed on its thread.
+    /// Only its own thread touches it, while the frame is filed.
+    @exclusivity(unchecked) var sameBucketBelow: UnsafeMutableRawPointer?
     /// The graph instances of the outermost resolution this frame runs, if it is one: only
     /// its owner touches them, one step at a time, while the frame is active, and they go
     /// when it ends. Exclusivity is not checked dynamically: every construction would pay.
@@ -149,6 +154,7 @@ final class Frame: @unchecked Sendable {
         self.parent = parent
         self.trace = trace
         self.depth = (parent?.depth ?? -1) + 1
+        self.bucket = Frame.bucket(of: key, in: container)
     }
 
     /// Runs `body` with this frame bound as the innermost construction, and ends the frame
@@ -190,7 +196,7 @@ final class Frame: @unchecked Sendable {
     /// Ends the construction that ``enter()`` began.
     @usableFromInline
     func leave(restoring previous: ThreadFrames.Entry) {
-        ThreadFrames.restore(previous)
+        ThreadFrames.restore(previous, removing: self)
         end()
     }
 
@@ -256,12 +262,29 @@ final class Frame: @unchecked Sendable {
         building key: RegistrationKey, in container: ObjectIdentifier, site: Site, owner: Owner, from innermost: Frame?
     ) {
         var frame = innermost
+        // This thread's own frames: only those filed in the same bucket can match, then
+        // the chain the outermost of them started in.
+        if let innermost, let filed = ThreadFrames.sameBucket(as: bucket(of: key, in: container), below: innermost) {
+            var candidate = filed.candidates
+            while let own = candidate {
+                if own.container == container && own.key == key {
+                    CycleReport.stop(own.sites(to: innermost), closing: site)
+                }
+                candidate = ThreadFrames.nextInBucket(after: own)
+            }
+            frame = filed.base
+        }
         while let own = frame, own.owner == owner, own.isActive {
             if own.container == container && own.key == key {
                 CycleReport.stop(own.sites(to: innermost), closing: site)
             }
             frame = own.parent
         }
+    }
+
+    /// The bucket of a frame that builds `key` in `container`.
+    static func bucket(of key: RegistrationKey, in container: ObjectIdentifier) -> Int {
+        key._rawHashValue(seed: Int(bitPattern: UInt(bitPattern: container))) & (ThreadFrames.bucketCount - 1)
     }
 
     /// The sites from this frame down to `innermost`, outermost first.

@@ -6,27 +6,37 @@ import Glibc
 import Musl
 #endif
 
-/// The innermost synchronous construction running on each thread, in a thread-specific
-/// slot.
+/// The synchronous constructions running on each thread, in a thread-specific slot.
 ///
 /// A synchronous construction cannot suspend, so it starts and ends on one thread, with one
 /// owner: a thread slot is enough to find it, and costs a fraction of a task-local binding
-/// (which allocates an entry on every construction outside a task). The slot holds the frame
-/// unretained: the construction's `bind` keeps it alive while it is there.
+/// (which allocates an entry on every construction outside a task). Only constructions whose
+/// frame a task they start must see (those whose result the container keeps: see
+/// ``Frame/keepsResult``) and asynchronous ones are also bound as task-local values;
+/// ``Frame/current`` reads this slot first, then the task-local chain.
 ///
-/// Only constructions whose frame a task they start must see (those whose result the
-/// container keeps: see ``Frame/keepsResult``) and asynchronous ones are also bound as task-local
-/// values; ``Frame/current`` reads this slot first, then the task-local chain.
+/// Besides the innermost frame, the slot files this thread's frames by a hash of what they
+/// build, in 64 buckets chained through the frames. The cycle check then looks at the
+/// frames of one bucket instead of the whole chain, so a chain of n constructions costs
+/// O(n), not O(n²). Frames are held unretained: each construction's `bind` keeps its frame
+/// alive while it is filed, and the frames end innermost first.
 ///
 /// ```swift
 /// let entry = ThreadFrames.replace(with: frame)
-/// defer { ThreadFrames.restore(entry) }
+/// defer { ThreadFrames.restore(entry, removing: frame) }
 /// ```
 @usableFromInline
 enum ThreadFrames {
-    /// The key of each thread's slot: one word, allocated on the thread's first
-    /// construction and freed when the thread exits. Changing a word of one's own costs less
-    /// than `pthread_setspecific` on every construction.
+    /// The words of a thread's slot: the innermost frame, the base (the frame the
+    /// outermost of this thread's frames started in, if any), then the buckets.
+    private static let innermostWord = 0
+    private static let baseWord = 1
+    private static let firstBucketWord = 2
+    static let bucketCount = 64
+
+    /// The key of each thread's slot, allocated on the thread's first construction and
+    /// freed when the thread exits. Changing words of one's own costs less than
+    /// `pthread_setspecific` on every construction.
     private static let key: pthread_key_t = {
         var key = pthread_key_t()
         let status = pthread_key_create(&key) { free($0) }
@@ -34,22 +44,42 @@ enum ThreadFrames {
         return key
     }()
 
+    private typealias Words = UnsafeMutablePointer<UnsafeMutableRawPointer?>
+
     /// This thread's slot, made on first use.
-    private static var slot: UnsafeMutablePointer<UnsafeMutableRawPointer?> {
+    private static var slot: Words {
         if let slot = pthread_getspecific(key) { return slot.assumingMemoryBound(to: UnsafeMutableRawPointer?.self) }
-        let slot = malloc(MemoryLayout<UnsafeMutableRawPointer?>.stride)!
-            .bindMemory(to: UnsafeMutableRawPointer?.self, capacity: 1)
-        slot.initialize(to: nil)
+        let count = firstBucketWord + bucketCount
+        let slot = malloc(count * MemoryLayout<UnsafeMutableRawPointer?>.stride)!
+            .bindMemory(to: UnsafeMutableRawPointer?.self, capacity: count)
+        slot.initialize(repeating: nil, count: count)
         pthread_setspecific(key, slot)
         return slot
     }
 
+    private static func frame(_ word: UnsafeMutableRawPointer?) -> Frame? {
+        word.map { Unmanaged<Frame>.fromOpaque($0).takeUnretainedValue() }
+    }
+
     /// The innermost synchronous construction running on this thread, if any.
     static var innermost: Frame? {
-        guard let slot = pthread_getspecific(key), let frame = slot.load(as: UnsafeMutableRawPointer?.self) else {
-            return nil
-        }
-        return Unmanaged<Frame>.fromOpaque(frame).takeUnretainedValue()
+        guard let slot = pthread_getspecific(key) else { return nil }
+        return frame(slot.assumingMemoryBound(to: UnsafeMutableRawPointer?.self)[innermostWord])
+    }
+
+    /// The frames of this thread filed in `frame`'s bucket, innermost first, then the frame
+    /// the thread's outermost construction started in: what a cycle check looks at when
+    /// `innermost` is this thread's innermost frame. `nil` when it is not.
+    static func sameBucket(as bucket: Int, below innermost: Frame) -> (candidates: Frame?, base: Frame?)? {
+        guard let raw = pthread_getspecific(key) else { return nil }
+        let slot = raw.assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
+        guard slot[innermostWord] == Unmanaged.passUnretained(innermost).toOpaque() else { return nil }
+        return (frame(slot[firstBucketWord + bucket]), frame(slot[baseWord]))
+    }
+
+    /// The next frame filed in the same bucket as `frame`, further out.
+    static func nextInBucket(after frame: Frame) -> Frame? {
+        self.frame(frame.sameBucketBelow)
     }
 
     /// What a construction puts back in the slot when it ends.
@@ -59,15 +89,23 @@ enum ThreadFrames {
         let previous: UnsafeMutableRawPointer?
     }
 
-    /// Makes `frame` this thread's innermost construction.
+    /// Makes `frame` this thread's innermost construction, and files it in its bucket.
     static func replace(with frame: Frame) -> Entry {
         let slot = self.slot
-        defer { slot.pointee = Unmanaged.passUnretained(frame).toOpaque() }
-        return Entry(slot: slot, previous: slot.pointee)
+        let previous = slot[innermostWord]
+        let pointer = Unmanaged.passUnretained(frame).toOpaque()
+        if previous == nil { slot[baseWord] = frame.parent.map { Unmanaged.passUnretained($0).toOpaque() } }
+        let bucket = firstBucketWord + frame.bucket
+        frame.sameBucketBelow = slot[bucket]
+        slot[bucket] = pointer
+        slot[innermostWord] = pointer
+        return Entry(slot: slot, previous: previous)
     }
 
-    /// Puts back what ``replace(with:)`` returned, when the construction ends.
-    static func restore(_ entry: Entry) {
-        entry.slot.pointee = entry.previous
+    /// Puts back what ``replace(with:)`` returned, when `frame`'s construction ends.
+    static func restore(_ entry: Entry, removing frame: Frame) {
+        entry.slot[firstBucketWord + frame.bucket] = frame.sameBucketBelow
+        entry.slot[innermostWord] = entry.previous
+        if entry.previous == nil { entry.slot[baseWord] = nil }
     }
 }
