@@ -33,6 +33,9 @@ extension DependencyContainer {
         }
         key.checkArgument(of: name)
         let (owner, enclosing) = Frame.ownerAndInnermost
+        // Another owner's frames on this thread: the whole road binds this one as a
+        // task-local value instead.
+        guard ThreadFrames.innermost.map({ $0 === enclosing }) ?? true else { return nil }
         let site = Site(name: .registration(name), fileID: key.file, line: key.line)
         let id = ObjectIdentifier(self)
         Frame.checkNoCycle(building: key, in: id, site: site, owner: owner, from: enclosing)

@@ -23,7 +23,8 @@ struct Owner: Hashable, Sendable {
     static var current: Owner {
         // The task's address, not its hash value: two tasks never share an address while
         // both run, and hashing costs more than the rest of a cache hit.
-        if let task = withUnsafeCurrentTask(body: { $0.map { unsafeBitCast($0, to: Int.self) } }) {
+        let task = withUnsafeCurrentTask { $0.map { unsafeBitCast($0, to: Int.self) } ?? 0 }
+        if task != 0 {
             return Owner(id: task, isTask: true)
         }
         #if canImport(Darwin)
@@ -100,10 +101,7 @@ final class Frame: @unchecked Sendable {
 
     /// The innermost construction running here: this thread's synchronous one, else the
     /// task's bound one.
-    static var current: Frame? {
-        if let innermost = ThreadFrames.innermost { return innermost }
-        return boundCount.isZero ? nil : bound
-    }
+    static var current: Frame? { ownerAndInnermost.1 }
 
     /// What cycles are keyed by: the container, or the `@Dependency` storage, that builds.
     let container: ObjectIdentifier
@@ -160,12 +158,21 @@ final class Frame: @unchecked Sendable {
     /// Runs `body` with this frame bound as the innermost construction, and ends the frame
     /// when `body` returns.
     func bind<Result>(_ body: () throws -> Result) rethrows -> Result {
+        guard fitsThreadSlot else {
+            Frame.boundCount.increment()
+            defer {
+                Frame.boundCount.decrement()
+                end()
+            }
+            return try Frame.$bound.withValue(self, operation: body)
+        }
         let previous = enter()
         defer { leave(restoring: previous) }
         // A task started here must see a construction whose result the container keeps, so
-        // that what it creates holds the container weakly; other frames matter only to
-        // their own owner, and stay off the task-local chain.
-        guard keepsResult else { return try body() }
+        // that what it creates holds the container weakly, and a traced one, so that what
+        // it resolves joins the batch; other frames matter only to their own owner, and
+        // stay off the task-local chain.
+        guard keepsResult || trace != nil else { return try body() }
         Frame.boundCount.increment()
         defer { Frame.boundCount.decrement() }
         return try Frame.$bound.withValue(self, operation: body)
@@ -200,12 +207,21 @@ final class Frame: @unchecked Sendable {
         end()
     }
 
-    /// The owner running this code and its innermost construction. Inside a synchronous
-    /// construction on this thread, the owner is that construction's: asking the runtime
-    /// which task runs costs more than the rest of a cache hit.
+    /// The owner running this code and its innermost construction. The thread's frames
+    /// count only if this owner filed them: a task started with `Task.immediate` inside a
+    /// construction runs on that construction's thread, and is someone else.
     static var ownerAndInnermost: (Owner, Frame?) {
-        if let innermost = ThreadFrames.innermost { return (innermost.owner, innermost) }
-        return (.current, boundCount.isZero ? nil : bound)
+        let owner = Owner.current
+        if let innermost = ThreadFrames.innermost, innermost.owner == owner { return (owner, innermost) }
+        return (owner, boundCount.isZero ? nil : bound)
+    }
+
+    /// Whether this frame may be filed in its thread's slot: not when the thread's innermost
+    /// frame belongs to another owner (a task started with `Task.immediate` runs on the
+    /// thread of the construction that started it), whose chain it must not join.
+    @usableFromInline
+    var fitsThreadSlot: Bool {
+        ThreadFrames.innermost.map { $0.owner == owner } ?? true
     }
 
     /// The container building an object on this thread, or in this task, right now: the
