@@ -177,7 +177,7 @@ net() {
 # value PATH: its Ir/op, or "-" for a column the operation does not have.
 value() { if [[ "$1" == - ]]; then echo -; else echo "${per_op[$1]}"; fi; }
 
-rule() { printf '%s\n' "$(printf '%.0s-' {1..150})"; }
+rule() { printf '%s\n' "$(printf '%.0s-' {1..153})"; }
 
 # row LABEL OURS SWINJECT DEPENDENCIES DIRECT LIMIT MALLOC_LIMIT [DIVISOR] [net]
 #   The paths of the four columns ("-" where the operation has none); the target in Ir/op
@@ -198,15 +198,15 @@ row() {
             lead = best == "" ? "-" : sprintf("%.2fx", best / ours)
             target = "-"; verdict = ""
             if (limit != "-") {
-                target = sprintf("<= %s%s", limit, base > 0 ? " net" : "")
+                target = base > 0 ? sprintf("<= %s net (%.1f)", limit, ours - base) : sprintf("<= %s", limit)
                 ok = (ours - base) / div <= limit
                 if (mlimit != "-") {
-                    target = target sprintf(", <= %s malloc%s", mlimit, mlimit == 1 ? "" : "s")
+                    target = target (mlimit == 0 ? ", no malloc" : sprintf(", <= %s mallocs", mlimit))
                     ok = ok && m / div <= mlimit
                 }
                 verdict = ok ? "[met]" : "[NOT met]"
             }
-            printf "%-44s %11s %9.2f %11s %11s %10s %-18s %7s  %-22s %s\n", label, shown(ours), m / div,
+            printf "%-44s %11s %9.2f %11s %11s %10s %-18s %7s  %-25s %s\n", label, shown(ours), m / div,
                 shown(swinject), shown(deps), shown(direct), bestName, lead, target, verdict
         }'
 }
@@ -217,7 +217,7 @@ print_table() {
     echo "Ours resolves through DependencyContainer.main (= .default here) unless the row says otherwise."
     echo "lead = fastest peer's Ir / ours (above 1: ours is faster). Factory 3.2.1: not measured here (not available offline)."
     rule
-    printf '%-44s %11s %9s %11s %11s %10s %-18s %7s  %-22s %s\n' "operation" "ours Ir" "mallocs" \
+    printf '%-44s %11s %9s %11s %11s %10s %-18s %7s  %-25s %s\n' "operation" "ours Ir/op" "mallocs" \
         "Swinject" "swift-deps" "by hand" "fastest peer" "lead" "target" ""
     rule
     printf '%-44s %11s %9.2f\n' "loop and sink alone (baseline)" "${per_op[baseline]}" "${allocs[baseline]}"
