@@ -23,6 +23,10 @@ final class StubClient: Client {
     init() {}
 }
 
+/// Builds the test double: a function rather than a closure, so that the callgrind loops,
+/// which may contain no closure, can install it (`override(\.client, makeStubClient)`).
+func makeStubClient() -> any Client { StubClient() }
+
 // The five-level chain of scenario C: E needs D needs C needs B needs A.
 
 final class ChainA: Sendable {
@@ -47,6 +51,26 @@ final class ChainD: Sendable {
 final class ChainE: Sendable {
     let d: ChainD
     init(d: ChainD) { self.d = d }
+}
+
+// The 10- and 50-level chains are generated (Generated/ChainLevels.swift): Chain0 ...
+// Chain49, each holding the level below. The checks walk them through this protocol.
+
+/// A level of the generated chain, which holds the level below it (none for `Chain0`).
+protocol ChainLevel: AnyObject {
+    var lower: (any ChainLevel)? { get }
+}
+
+/// The objects of a chain, from `top` down, for the checks: how deep it is, and whether
+/// two resolutions share a level.
+func chainLevels(from top: any ChainLevel) -> [ObjectIdentifier] {
+    var levels = [ObjectIdentifier(top)]
+    var level = top.lower
+    while let current = level {
+        levels.append(ObjectIdentifier(current))
+        level = current.lower
+    }
+    return levels
 }
 
 // The per-request object of scenarios G and H.

@@ -1,4 +1,4 @@
-import Dependencies
+@_spi(Internals) import Dependencies
 
 // swift-dependencies 1.17.1, used the way its documentation shows: a `DependencyKey` per
 // dependency, a computed property on `DependencyValues`, `@Dependency` to read it and
@@ -117,21 +117,38 @@ final class DependenciesHolder {
 }
 
 @inline(__always)
-private func resolveLeaf() -> Leaf {
+func resolveLeaf() -> Leaf {
     @Dependency(\.makeLeaf) var makeLeaf
     return makeLeaf()
 }
 
 @inline(__always)
-private func resolveClient() -> any Client {
+func resolveClient() -> any Client {
     @Dependency(\.benchClient) var client
     return client
 }
 
 @inline(__always)
-private func resolveChain() -> ChainE {
+func resolveChain() -> ChainE {
     @Dependency(\.makeChainE) var makeChainE
     return makeChainE()
+}
+
+/// Scenario F: installs the stub for one operation, which reads it.
+@inline(__always)
+func overrideClientWithDependencies() -> any Client {
+    withDependencies {
+        $0.benchClient = StubClient()
+    } operation: {
+        resolveClient()
+    }
+}
+
+/// Empties swift-dependencies' cache of live values, as it does itself between tests, so
+/// that the next read of each dependency builds its live value again.
+@inline(__always)
+func resetSwiftDependenciesCache() {
+    DependencyValues._current.cachedValues.resetCache()
 }
 
 /// Scenario G: one request whose user is installed with `withDependencies` for the
@@ -199,16 +216,7 @@ func swiftDependenciesContestant() -> Contestant {
                     _ = timeLoop(perThread) { resolveClient() }
                 }
             },
-            .override: { count in
-                timeLoop(count) {
-                    withDependencies {
-                        $0.benchClient = StubClient()
-                    } operation: {
-                        @Dependency(\.benchClient) var client
-                        return client
-                    }
-                }
-            },
+            .override: { count in timeLoop(count) { overrideClientWithDependencies() } },
             .requestScope: { count in
                 let user = signedInUser
                 return timeLoop(count) { serveRequestWithDependencies(user: user, respond(with:)) }

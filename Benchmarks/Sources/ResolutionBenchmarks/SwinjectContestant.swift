@@ -5,7 +5,7 @@ import Swinject
 // singleton.
 
 /// Registers the benchmark graph in `container`.
-private func registerGraph(in container: Container) {
+func registerGraph(in container: Container) {
     container.register(Leaf.self) { _ in Leaf() }
     container.register((any Client).self) { _ in LiveClient() }.inObjectScope(.container)
     container.register(ChainA.self) { _ in ChainA() }
@@ -23,6 +23,30 @@ final class SwinjectHolder {
     let resolver: any Resolver
     lazy var client: any Client = resolver.resolve((any Client).self)!
     init(resolver: any Resolver) { self.resolver = resolver }
+}
+
+/// A container with the whole benchmark graph, the generated 50-level chain included.
+func makeSwinjectContainer() -> Container {
+    let container = Container()
+    registerGraph(in: container)
+    registerChainLevels(in: container)
+    return container
+}
+
+/// Scenario F: registers the stub again (`.container` scope), then resolves it.
+@inline(__always)
+func overrideClientInSwinject(_ container: Container) -> any Client {
+    container.register((any Client).self) { _ in StubClient() }.inObjectScope(.container)
+    return container.resolve((any Client).self)!
+}
+
+/// A test world: a child container of `parent` with the stub registered, resolved once.
+/// The child is dropped on return.
+@inline(__always)
+func resolveClientInSwinjectTestWorld(of parent: Container) -> any Client {
+    let world = Container(parent: parent)
+    world.register((any Client).self) { _ in StubClient() }.inObjectScope(.container)
+    return world.resolve((any Client).self)!
 }
 
 func swinjectContestant() -> Contestant {
@@ -70,13 +94,7 @@ func swinjectContestant() -> Contestant {
                     _ = timeLoop(perThread) { resolver.resolve((any Client).self)! }
                 }
             },
-            .override: { count in
-                timeLoop(count) {
-                    overrideContainer.register((any Client).self) { _ in StubClient() }
-                        .inObjectScope(.container)
-                    return overrideContainer.resolve((any Client).self)!
-                }
-            },
+            .override: { count in timeLoop(count) { overrideClientInSwinject(overrideContainer) } },
         ]
     )
 }

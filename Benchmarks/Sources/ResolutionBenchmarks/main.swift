@@ -3,10 +3,12 @@ import Foundation
 // swift run -c release --package-path Benchmarks                       the table
 // swift run -c release --package-path Benchmarks ResolutionBenchmarks --quick
 // swift run -c release --package-path Benchmarks ResolutionBenchmarks --hot-path singleton 100000
+// swift run -c release --package-path Benchmarks ResolutionBenchmarks --memory
 
 let usage = """
     usage: ResolutionBenchmarks [--quick] [--repetitions N] [--milliseconds N] [--scenarios ABCDEFGH]
            ResolutionBenchmarks --hot-path \(HotPath.allCases.map(\.rawValue).joined(separator: "|")) COUNT
+           ResolutionBenchmarks --memory
     """
 
 func fail(_ message: String) -> Never {
@@ -24,6 +26,9 @@ while let argument = arguments.popFirst() {
             let count = arguments.popFirst().flatMap({ Int($0) }), count >= 0
         else { fail("--hot-path needs a path and a count") }
         runHotPath(path, count: count)
+        exit(0)
+    case "--memory":
+        printHolderMemory()
         exit(0)
     case "--quick":
         options.repetitions = 5
