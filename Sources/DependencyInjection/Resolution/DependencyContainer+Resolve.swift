@@ -158,7 +158,7 @@ extension DependencyContainer {
         // A cache hit needs neither the frame chain nor the owner, unless it is traced.
         let served: Bool = if case .cached = claim { true } else { false }
         let enclosing = served && tracer == nil ? nil : Frame.current
-        var resolution = Resolution(
+        let resolution = Resolution(
             claim: claim, key: key, name: name, scope: scope, owner: served ? .nobody : .current, enclosing: enclosing,
             servesScope: servingScope, override: ownOverride,
             trace: tracer.flatMap { Trace($0, name: name, type: type, scope: scope, enclosing: enclosing) })
@@ -207,8 +207,12 @@ enum Preparation {
 }
 
 /// One resolution past the inline cache, between claiming its key and returning.
+///
+/// A class, not a struct: it travels through ``Preparation`` and into the closures that
+/// build, and a struct of this size is copied field by field at each step (retaining and
+/// releasing every reference in it), which cost a first build some 3,000 instructions.
 @usableFromInline
-struct Resolution: @unchecked Sendable {
+final class Resolution: @unchecked Sendable {
     // @unchecked: immutable once begun; `override` is an `Override`, an `AsyncOverride` or
     // a `Decorated` entry, and a cached object is a `Sendable` value's box, a `Sendable`
     // shared instance, or the box of this owner's graph instance.
@@ -227,6 +231,14 @@ struct Resolution: @unchecked Sendable {
     /// Present only while tracing.
     let trace: Trace?
     var outcome = ResolutionEvent.Outcome.cached
+
+    init(
+        claim: ContainerState.Claim, key: RegistrationKey, name: StaticString, scope: DependencyScope, owner: Owner,
+        enclosing: Frame?, servesScope: ObjectIdentifier?, override: AnyObject?, trace: Trace?
+    ) {
+        (self.claim, self.key, self.name, self.scope, self.owner) = (claim, key, name, scope, owner)
+        (self.enclosing, self.servesScope, self.override, self.trace) = (enclosing, servesScope, override, trace)
+    }
 
     var site: Site { Site(name: .registration(name), fileID: key.file, line: key.line) }
 

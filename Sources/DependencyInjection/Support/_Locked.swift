@@ -6,15 +6,18 @@ import Glibc
 import Musl
 #endif
 
-/// A value and the lock that guards it, in one allocation that this object owns.
+/// A value and the lock that guards it, inside this one object.
 ///
 /// Every mutable state in the package lives in one of these: a container's state, a
-/// `@Dependency` property's state, the process-wide `main`. `Mutex` from the
-/// Synchronization module would do the same, but it needs iOS 18 / macOS 15, newer than
-/// this package's floor, so the platform primitive is kept here, beside the state, in
-/// memory that never moves (a stored C lock must not be passed by `&`). The state is
-/// reached through a pointer, which skips the dynamic exclusivity checks of a class's
-/// stored `var`: the lock already makes every access exclusive.
+/// construction in flight, the process-wide `main`. `Mutex` from the Synchronization
+/// module would do the same, but it needs iOS 18 / macOS 15, newer than this package's
+/// floor, so the platform primitive is kept here. A C lock must not move and must not be
+/// passed by `&` (which may hand over a temporary copy), so it is a stored property of
+/// this object, whose memory never moves, and is reached by address, like the state
+/// beside it. Reaching the state through a pointer also skips the dynamic exclusivity
+/// checks of a class's stored `var`: the lock already makes every access exclusive. One
+/// object, one allocation: a lock kept in memory of its own cost every container and
+/// every construction in flight a second `malloc` and `free`.
 ///
 /// ```swift
 /// let counter = _Locked(0)
@@ -33,24 +36,17 @@ final class _Locked<State>: @unchecked Sendable {
     private typealias Primitive = pthread_mutex_t
     #endif
 
-    @usableFromInline let state: UnsafeMutablePointer<State>
-    private let primitive: UnsafeMutablePointer<Primitive>
-    private let memory: UnsafeMutableRawPointer
+    // The two stored properties, in this order: the object's layout is declaration order,
+    // which ``stateOffset`` relies on. Neither is touched as a property after `init`:
+    // only through ``primitive`` and ``state``.
+    private var storedPrimitive: Primitive
+    private var storedState: State
 
-    /// A new lock guarding `initial`.
     @usableFromInline
     init(_ initial: State) {
-        let offset = MemoryLayout<Primitive>.stride.roundedUp(to: MemoryLayout<State>.alignment)
-        memory = .allocate(
-            byteCount: offset + MemoryLayout<State>.stride,
-            alignment: Swift.max(MemoryLayout<Primitive>.alignment, MemoryLayout<State>.alignment))
-        primitive = memory.bindMemory(to: Primitive.self, capacity: 1)
-        state = (memory + offset).bindMemory(to: State.self, capacity: 1)
-        state.initialize(to: initial)
-        #if canImport(Darwin)
-        primitive.initialize(to: os_unfair_lock())
-        #else
-        primitive.initialize(to: pthread_mutex_t())
+        storedPrimitive = Primitive()
+        storedState = initial
+        #if !canImport(Darwin)
         let status = pthread_mutex_init(primitive, nil)
         precondition(status == 0, "pthread_mutex_init failed with \(status)")
         #endif
@@ -60,9 +56,25 @@ final class _Locked<State>: @unchecked Sendable {
         #if !canImport(Darwin)
         pthread_mutex_destroy(primitive)
         #endif
-        primitive.deinitialize(count: 1)
-        state.deinitialize(count: 1)
-        memory.deallocate()
+    }
+
+    /// Where the state starts, from the object's first stored property: after the lock,
+    /// at the state's alignment.
+    @usableFromInline
+    static var stateOffset: Int {
+        let alignment = MemoryLayout<State>.alignment
+        return (MemoryLayout<Primitive>.size + alignment - 1) / alignment * alignment
+    }
+
+    /// The state, in this object's memory.
+    @inlinable
+    var state: UnsafeMutablePointer<State> {
+        (_getUnsafePointerToStoredProperties(self) + Self.stateOffset).assumingMemoryBound(to: State.self)
+    }
+
+    /// The lock, the object's first stored property.
+    private var primitive: UnsafeMutablePointer<Primitive> {
+        _getUnsafePointerToStoredProperties(self).assumingMemoryBound(to: Primitive.self)
     }
 
     @usableFromInline
@@ -83,7 +95,6 @@ final class _Locked<State>: @unchecked Sendable {
         #endif
     }
 
-    /// Runs `body` with the state while holding the lock.
     @inlinable
     func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
         lock()
@@ -104,10 +115,6 @@ final class _Locked<State>: @unchecked Sendable {
         withExtendedLifetime(released) {}
         return result
     }
-}
-
-extension Int {
-    fileprivate func roundedUp(to alignment: Int) -> Int { (self + alignment - 1) / alignment * alignment }
 }
 
 extension _Locked {
