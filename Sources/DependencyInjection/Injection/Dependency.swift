@@ -71,10 +71,12 @@ public struct Dependency<Value> {
         fileID: StaticString = #fileID,
         line: UInt = #line
     ) {
-        storage = DependencyStorage(container: container, declaredIn: function, fileID: fileID, line: line) {
-            Box($0[keyPath: keyPath])
+        storage = DependencyStorage(
+            keyPath, container: container, declaredIn: function, fileID: fileID, line: line
+        ) { container, keyPath in
+            Box(container[keyPath: unsafeDowncast(keyPath, to: KeyPath<DependencyContainer, Value>.self)])
         }
-        published = storage.cell.slot
+        published = storage.published
     }
 
     /// Injects the service of a ``Provider`` registration.
@@ -101,12 +103,15 @@ public struct Dependency<Value> {
         fileID: StaticString = #fileID,
         line: UInt = #line
     ) {
-        storage = DependencyStorage(container: container, declaredIn: function, fileID: fileID, line: line) {
-            let provider = $0[keyPath: keyPath]
-            RegistrationIdentity.note(keyPath, leadsTo: provider.key, name: provider.name, in: $0)
+        storage = DependencyStorage(
+            keyPath, container: container, declaredIn: function, fileID: fileID, line: line
+        ) { container, keyPath in
+            let keyPath = unsafeDowncast(keyPath, to: KeyPath<DependencyContainer, Provider<Value>>.self)
+            let provider = container[keyPath: keyPath]
+            RegistrationIdentity.note(keyPath, leadsTo: provider.key, name: provider.name, in: container)
             return Box(provider())
         }
-        published = storage.cell.slot
+        published = storage.published
     }
 
     /// The dependency, resolved on first access.
@@ -120,8 +125,8 @@ public struct Dependency<Value> {
     @inlinable
     public var wrappedValue: Value {
         get {
-            if let value = _LazyCell.value(in: published, as: Value.self) { return value }
-            return _LazyCell.unbox(DependencyStorage.resolveOnce(from: published), as: Value.self)
+            if let value = _PublishedBox.value(in: published, as: Value.self) { return value }
+            return _PublishedBox.unbox(DependencyStorage.resolveOnce(from: published), as: Value.self)
         }
         nonmutating set { storage.replace(with: Box(newValue)) }
     }
@@ -144,7 +149,7 @@ public struct Dependency<Value> {
     /// viewModel.$loader.container = .mocks
     /// ```
     public var container: DependencyContainer {
-        get { storage.container }
+        get { storage.resolvingContainer }
         nonmutating set { storage.switchContainer(to: newValue) }
     }
 

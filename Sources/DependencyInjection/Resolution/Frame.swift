@@ -216,6 +216,13 @@ final class Frame: @unchecked Sendable {
         return (owner, boundCount.isZero ? nil : bound)
     }
 
+    /// Whether any construction may be running here: a frame in this thread's slot, or a
+    /// task-local one anywhere. When there is none, no construction builds what runs now,
+    /// and callers skip the owner lookup (a few hundred instructions).
+    static var mayBeBuilding: Bool {
+        ThreadFrames.innermost != nil || !boundCount.isZero
+    }
+
     /// Whether this frame may be filed in its thread's slot: not when the thread's innermost
     /// frame belongs to another owner (a task started with `Task.immediate` runs on the
     /// thread of the construction that started it), whose chain it must not join.
@@ -232,7 +239,12 @@ final class Frame: @unchecked Sendable {
     /// let container = Frame.building(from: Frame.current) ?? .main
     /// ```
     static func building(from innermost: Frame?) -> DependencyContainer? {
-        guard let frame = innermost, frame.isActive, frame.owner == .current else { return nil }
+        building(from: innermost, owner: .current)
+    }
+
+    /// ``building(from:)`` for a caller that knows the current owner.
+    static func building(from innermost: Frame?, owner: Owner) -> DependencyContainer? {
+        guard let frame = innermost, frame.isActive, frame.owner == owner else { return nil }
         return frame.building
     }
 
