@@ -84,7 +84,7 @@ struct ContainerState {
         case nil: break
         }
         let construction = InFlight(key: key)
-        released.append(entries.updateValue(.inFlight(construction), forKey: key) as Any)
+        released.keep(entries.updateValue(.inFlight(construction), forKey: key))
         building.append(construction)
         return .build(construction)
     }
@@ -105,11 +105,11 @@ struct ContainerState {
         } else {
             entries[construction.key] = nil
             guard let object else { return }
-            released.append(singletons.insert(object, for: construction.key) as Any)
+            released.keep(singletons.insert(object, for: construction.key))
             noteArgument(of: construction.key)
             if let teardown {
                 teardownsKept += 1
-                released.append(teardowns.updateValue((teardownsKept, teardown), forKey: construction.key) as Any)
+                released.keep(teardowns.updateValue((teardownsKept, teardown), forKey: construction.key))
             }
         }
     }
@@ -126,9 +126,9 @@ struct ContainerState {
         var visited = Set<RegistrationKey>()
         while let key = pending.popLast() {
             guard visited.insert(key).inserted else { continue }
-            released.append(entries.removeValue(forKey: key) as Any)
-            released.append(singletons.remove(key) as Any)
-            if !teardowns.isEmpty { released.append(teardowns.removeValue(forKey: key) as Any) }
+            released.keep(entries.removeValue(forKey: key))
+            released.keep(singletons.remove(key))
+            if !teardowns.isEmpty { released.keep(teardowns.removeValue(forKey: key)) }
             if let users = dependents.removeValue(forKey: key.registration) {
                 pending.append(contentsOf: users)
                 released.append(users)

@@ -124,7 +124,7 @@ extension ContainerState {
     /// first. A construction in flight keeps its entry, and the record of what it used,
     /// so that it keeps its instance (with its teardown) when it is done.
     mutating func shutDown(released: inout [Any]) -> [PendingTeardown] {
-        released.append(singletons.storage as Any)  // releases every box when it goes
+        released.keep(singletons.storage)  // releases every box when it goes
         released.append(entries)
         released.append(dependents)
         released.append(teardowns)

@@ -14,7 +14,7 @@ extension DependencyContainer {
     ///   - key: The key to store it under.
     public func setValue<Value: Sendable>(_ value: Value, forKey key: String) {
         state.withLock(releasingAfter: { state, released in
-            released.append(state.values.updateValue(value, forKey: key) as Any)
+            released.keep(state.values.updateValue(value, forKey: key))
         })
     }
 
@@ -51,7 +51,7 @@ extension DependencyContainer {
     /// - Parameter key: The key to remove.
     public func removeValue(forKey key: String) {
         state.withLock(releasingAfter: { state, released in
-            released.append(state.values.removeValue(forKey: key) as Any)
+            released.keep(state.values.removeValue(forKey: key))
         })
     }
 

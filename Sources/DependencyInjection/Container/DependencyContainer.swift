@@ -103,7 +103,7 @@ public final class DependencyContainer: @unchecked Sendable {
     deinit {
         let id = ObjectIdentifier(self)
         parent?.state.withLock(releasingAfter: { parentState, released in
-            released.append(parentState.children.removeValue(forKey: id) as Any)
+            released.keep(parentState.children.removeValue(forKey: id))
         })
     }
 }

@@ -170,7 +170,7 @@ extension DependencyContainer {
                 while let container = pending.popLast() {
                     released.append(container)
                     container.state.withLock { state in
-                        released.append(state.tracer as Any)
+                        released.keep(state.tracer)
                         state.tracer = newValue
                         pending += state.liveChildren
                     }

@@ -76,7 +76,7 @@ extension DependencyContainer {
             released.append(state.overrides)
             released.append(state.decorations)
             released.append(state.entries)
-            released.append(state.singletons.storage as Any)  // releases every box when it goes
+            released.keep(state.singletons.storage)  // releases every box when it goes
             released.append(state.dependents)
             released.append(state.teardowns)
             released.append(state.arguments)
@@ -129,18 +129,18 @@ extension DependencyContainer {
         includingArguments: Bool = false
     ) {
         change(key, named: name, at: keyPath) { state, released in
-            released.append(
+            released.keep(
                 (override.map { state.overrides.updateValue($0, forKey: key) } ?? state.overrides.removeValue(forKey: key))
-                    as Any)
+                   )
             if override == nil, !state.decorations.isEmpty {
-                released.append(state.decorations.removeValue(forKey: key) as Any)
+                released.keep(state.decorations.removeValue(forKey: key))
             }
             if includingArguments {
                 let perArgument = state.overrides.keys.filter { $0.argument != nil && $0.registration == key }
-                for argument in perArgument { released.append(state.overrides.removeValue(forKey: argument) as Any) }
+                for argument in perArgument { released.keep(state.overrides.removeValue(forKey: argument)) }
                 released.append(perArgument)
                 let decorated = state.decorations.keys.filter { $0.argument != nil && $0.registration == key }
-                for argument in decorated { released.append(state.decorations.removeValue(forKey: argument) as Any) }
+                for argument in decorated { released.keep(state.decorations.removeValue(forKey: argument)) }
                 released.append(decorated)
             }
         }

@@ -157,9 +157,9 @@ extension DependencyContainer {
         })
         // A cache hit needs neither the frame chain nor the owner, unless it is traced.
         let served: Bool = if case .cached = claim { true } else { false }
-        let enclosing = served && tracer == nil ? nil : Frame.current
+        let (owner, enclosing) = served && tracer == nil ? (.nobody, nil) : Frame.ownerAndInnermost
         let resolution = Resolution(
-            claim: claim, key: key, name: name, scope: scope, owner: served ? .nobody : .current, enclosing: enclosing,
+            claim: claim, key: key, name: name, scope: scope, owner: served ? .nobody : owner, enclosing: enclosing,
             servesScope: servingScope, override: ownOverride,
             trace: tracer.flatMap { Trace($0, name: name, type: type, scope: scope, enclosing: enclosing) })
         switch claim {
@@ -227,10 +227,10 @@ final class Resolution: @unchecked Sendable {
     let servesScope: ObjectIdentifier?
     /// The installed override, an `Override<Value>` or `AsyncOverride<Value>`, or a
     /// `Decorated` entry, if any.
-    @usableFromInline var override: AnyObject?
+    @exclusivity(unchecked) @usableFromInline var override: AnyObject?
     /// Present only while tracing.
     let trace: Trace?
-    var outcome = ResolutionEvent.Outcome.cached
+    @exclusivity(unchecked) var outcome = ResolutionEvent.Outcome.cached
 
     init(
         claim: ContainerState.Claim, key: RegistrationKey, name: StaticString, scope: DependencyScope, owner: Owner,

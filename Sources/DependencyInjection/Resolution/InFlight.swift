@@ -15,37 +15,43 @@ import Dispatch
 /// ```
 @usableFromInline
 final class InFlight: @unchecked Sendable {
-    // @unchecked: `state` is guarded by its own lock; `builder` and `isDone` by the
-    // wait graph's lock; `key` is immutable.
+    // @unchecked: the result and the waiters are guarded by the stripe lock of this
+    // object; `builder` and `isDone` by the wait graph's lock (or by nothing once the
+    // construction ended unwaited, when no one else can reach them); `key` is immutable.
     let key: RegistrationKey
     /// The frame of the owner building it, once known.
-    var builder: Frame?
+    @exclusivity(unchecked) var builder: Frame?
     /// Set before the waiters are woken: a finished construction is never part of a cycle.
-    var isDone = false
+    @exclusivity(unchecked) var isDone = false
 
     private enum Waiter {
         case thread(DispatchSemaphore)
         case task(CheckedContinuation<AnyBox, any Error>)
     }
 
-    private struct State {
-        var result: Result<AnyBox, any Error>?
-        var waiters: [Int: Waiter] = [:]
-        var nextWaiter = 0
-    }
+    /// Under ``lock``: the outcome, once finished.
+    @exclusivity(unchecked) private var result: Result<AnyBox, any Error>?
+    /// Under ``lock``: who waits now.
+    @exclusivity(unchecked) private var waiters: [Int: Waiter] = [:]
+    /// Under ``lock``: how many have waited, which also numbers the next waiter. Zero at
+    /// the end means no one ever reached this construction through the wait graph.
+    @exclusivity(unchecked) private var waitersSoFar = 0
 
-    private let state = _Locked(State())
+    /// The lock of this construction's state: a stripe shared with other small objects,
+    /// held only for a few loads and stores, so a construction costs one allocation.
+    private var lock: _Locked<Void> { _LockStripes.lock(for: self) }
 
     init(key: RegistrationKey) { self.key = key }
 
-    /// Blocks the current thread until the construction finishes, unless waiting would
-    /// close a cycle of constructions waiting for each other: then it stops with the chain.
+    /// Blocks this thread until the construction ends, and returns its box. `owner` is
+    /// who waits, `innermost` its innermost construction, for the wait graph: a wait that
+    /// would close a cycle stops with the chain instead of blocking forever.
     func wait(as owner: Owner, innermost: Frame?) -> AnyBox {
-        let signal: DispatchSemaphore? = state.withLock { state in
-            guard state.result == nil else { return nil }
+        let signal: DispatchSemaphore? = lock.withLock { _ in
+            guard result == nil else { return nil }
             let signal = DispatchSemaphore(value: 0)
-            state.waiters[state.nextWaiter] = .thread(signal)
-            state.nextWaiter += 1
+            waiters[waitersSoFar] = .thread(signal)
+            waitersSoFar += 1
             return signal
         }
         if let signal {
@@ -54,48 +60,56 @@ final class InFlight: @unchecked Sendable {
             WaitGraph.endWaiting(owner)
         }
         // Synchronous constructions cannot throw.
-        return try! state.withLock { $0.result! }.get()
+        return try! lock.withLock { _ in result! }.get()
     }
 
-    /// Suspends the current task until the construction finishes; the async twin of
-    /// ``wait(as:innermost:)``.
-    ///
-    /// - Throws: What the construction threw, or `CancellationError` when this task is
-    ///   cancelled first.
+    /// Suspends this task until the construction ends, and returns its box or rethrows
+    /// its error. Cancelling the task stops its wait with `CancellationError`.
     func value(as owner: Owner, innermost: Frame?) async throws -> AnyBox {
+        // Counted before it enters the wait graph, so that the builder knows to leave it.
+        let (id, ready): (Int, Result<AnyBox, any Error>?) = lock.withLock { _ in
+            if let result { return (0, result) }
+            defer { waitersSoFar += 1 }
+            return (waitersSoFar, nil)
+        }
+        if let ready { return try ready.get() }
         WaitGraph.beginWaiting(owner, innermost: innermost, on: self)
         defer { WaitGraph.endWaiting(owner) }
-        let id = state.withLock { state in
-            defer { state.nextWaiter += 1 }
-            return state.nextWaiter
-        }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
-                let ready: Result<AnyBox, any Error>? = state.withLock { state in
-                    if let result = state.result { return result }
+                let ready: Result<AnyBox, any Error>? = lock.withLock { _ in
+                    if let result { return result }
                     // Checked under the lock: a cancellation handler that ran before this
                     // found nothing to resume.
                     if Task.isCancelled { return .failure(CancellationError()) }
-                    state.waiters[id] = .task(continuation)
+                    waiters[id] = .task(continuation)
                     return nil
                 }
                 if let ready { continuation.resume(with: ready) }
             }
         } onCancel: {
-            let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
+            let waiter = lock.withLock { _ in waiters.removeValue(forKey: id) }
             if case .task(let continuation)? = waiter { continuation.resume(throwing: CancellationError()) }
         }
     }
 
-    /// Hands the result to every waiter, now and later.
+    /// Publishes the outcome and wakes every waiter. A construction no one waited for
+    /// leaves the wait graph without taking its lock: no walk of the graph can reach it.
     func finish(_ outcome: Result<AnyBox, any Error>) {
-        WaitGraph.finish(self)
-        let waiters = state.withLock { state in
-            state.result = outcome
-            defer { state.waiters = [:] }
-            return state.waiters
+        // Once the result is set, no one else enters the wait graph for this construction.
+        let (woken, waitedFor): ([Int: Waiter], Bool) = lock.withLock { _ in
+            result = outcome
+            defer { waiters = [:] }
+            return (waiters, waitersSoFar > 0)
         }
-        for waiter in waiters.values {
+        if waitedFor {
+            WaitGraph.finish(self)
+        } else {
+            let builder = self.builder
+            (self.builder, isDone) = (nil, true)
+            withExtendedLifetime(builder) {}
+        }
+        for waiter in woken.values {
             switch waiter {
             case .thread(let signal): signal.signal()
             case .task(let continuation): continuation.resume(with: outcome)

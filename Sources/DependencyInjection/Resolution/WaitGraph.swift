@@ -31,7 +31,7 @@ enum WaitGraph {
     /// Marks `inFlight` finished; call before waking its waiters.
     static func finish(_ inFlight: InFlight) {
         waits.withLock(releasingAfter: { _, released in
-            released.append(inFlight.builder as Any)
+            released.keep(inFlight.builder)
             inFlight.builder = nil
             inFlight.isDone = true
         })
@@ -61,7 +61,7 @@ enum WaitGraph {
 
     static func endWaiting(_ owner: Owner) {
         waits.withLock(releasingAfter: { waits, released in
-            released.append(waits.removeValue(forKey: owner) as Any)
+            released.keep(waits.removeValue(forKey: owner))
         })
     }
 }

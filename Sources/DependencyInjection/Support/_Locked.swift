@@ -126,3 +126,19 @@ extension _Locked {
         })
     }
 }
+
+extension Array where Element == Any {
+    /// Keeps `value`, if there is one, for release after unlocking.
+    ///
+    /// Most changes under a lock replace nothing: appending their `nil` results would
+    /// allocate the array of things to release for no object at all, on every
+    /// construction.
+    ///
+    /// ```swift
+    /// released.keep(state.overrides.removeValue(forKey: key))
+    /// ```
+    @inlinable
+    mutating func keep<Value>(_ value: Value?) {
+        if let value { append(value) }
+    }
+}

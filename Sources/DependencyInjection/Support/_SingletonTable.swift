@@ -25,7 +25,8 @@ struct _SingletonTable {
         /// Retained boxes, `nil` for an empty slot.
         @usableFromInline let boxes: UnsafeMutablePointer<Unmanaged<AnyObject>?>
         @usableFromInline let mask: Int
-        @usableFromInline var count = 0
+        /// Only touched under the owning container's lock, so not checked dynamically.
+        @exclusivity(unchecked) @usableFromInline var count = 0
 
         init(capacity: Int) {
             keys = .allocate(capacity: capacity)
