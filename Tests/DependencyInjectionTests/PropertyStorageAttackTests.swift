@@ -201,6 +201,22 @@ extension DependencyContainer {
     }
 }
 
+/// View models that threads share until the test empties it.
+final class Shelf: @unchecked Sendable {
+    // @unchecked: `stored` is only touched while holding `lock`.
+    private let lock = NSLock()
+    private var stored: [PlayerViewModel]
+    init(_ models: [PlayerViewModel]) { stored = models }
+    var models: [PlayerViewModel] { lock.withLock { stored } }
+    func empty() {
+        let emptied = lock.withLock {
+            defer { stored = [] }
+            return stored
+        }
+        withExtendedLifetime(emptied) {}
+    }
+}
+
 /// A weak reference to any object, to see it freed.
 final class Released: @unchecked Sendable {
     weak var object: AnyObject?
@@ -398,13 +414,16 @@ struct Aligned<Storage>: Equatable {
         do {
             let shared = DependencyContainer()
             container = Released(shared)
-            let models = DependencyContainer.withMain(shared) { (0..<2_000).map { _ in PlayerViewModel() } }
+            // The threads reach the models through the shelf: a thread may release its
+            // closure after `concurrently` returns, and must not keep them meanwhile.
+            let shelf = Shelf(DependencyContainer.withMain(shared) { (0..<2_000).map { _ in PlayerViewModel() } })
             concurrently(threads: 4) { thread in
-                for (index, model) in models.enumerated() where index % 4 == thread || index % 3 == 0 {
+                for (index, model) in shelf.models.enumerated() where index % 4 == thread || index % 3 == 0 {
                     engines.append(Released(model.engine))
                 }
             }
-            #expect(Set(models.map { ObjectIdentifier($0.engine) }).count == models.count)
+            #expect(Set(shelf.models.map { ObjectIdentifier($0.engine) }).count == 2_000)
+            shelf.empty()
         }
         #expect(container.object == nil, "the container outlived every view model holding it")
         #expect(engines.values.count > 2_000)
