@@ -13,14 +13,27 @@
 /// _LockStripes.lock(for: self).withLock { _ in generation &+= 1 }
 /// ```
 enum _LockStripes {
-    /// A power of two, for the mask below; enough that unrelated objects rarely meet.
+    /// 2⁶, the six bits the hash below keeps; enough that unrelated objects rarely meet.
     private static let count = 64
     private static let locks: [_Locked<Void>] = (0..<count).map { _ in _Locked(()) }
 
     /// The lock of `object`, the same for as long as it lives.
     static func lock(for object: AnyObject) -> _Locked<Void> {
-        let address = UInt(bitPattern: Unmanaged.passUnretained(object).toOpaque())
-        // Heap objects are 16-byte aligned: the low bits carry no information.
-        return locks[Int((address >> 4) & UInt(count - 1))]
+        locks[stripe(of: UInt(bitPattern: Unmanaged.passUnretained(object).toOpaque()))]
+    }
+
+    /// The stripe of an object at `address`, in `0..<64`.
+    static func stripe(of address: UInt) -> Int {
+        // Objects of one kind sit a fixed distance apart, often a multiple of 64 bytes, so
+        // a few address bits taken as they are would put them on a few stripes. MurmurHash3's
+        // 64-bit finaliser lets every address bit move the six bits kept: 64 objects spaced
+        // evenly, at any multiple of 16 bytes up to 8 KiB, land on at least half the stripes.
+        var bits = UInt64(address >> 4)  // heap objects are 16-byte aligned
+        bits ^= bits >> 33
+        bits &*= 0xFF51_AFD7_ED55_8CCD
+        bits ^= bits >> 33
+        bits &*= 0xC4CE_B9FE_1A85_EC53
+        bits ^= bits >> 33
+        return Int(truncatingIfNeeded: bits >> 58)
     }
 }

@@ -44,6 +44,9 @@ final class _Locked<State>: @unchecked Sendable {
 
     @usableFromInline
     init(_ initial: State) {
+        // The offset below counts from the stored properties, which start 16 bytes into
+        // the object: a state aligned more strictly than that would sit elsewhere.
+        precondition(MemoryLayout<State>.alignment <= 16, "_Locked needs a state aligned to at most 16 bytes")
         storedPrimitive = Primitive()
         storedState = initial
         #if !canImport(Darwin)
