@@ -11,5 +11,4 @@ import Testing
             #expect(stripes.count >= 32, "64 objects \(spacing) bytes apart share only \(stripes.count) stripes")
         }
     }
-
 }
