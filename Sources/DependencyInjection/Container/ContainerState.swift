@@ -122,6 +122,10 @@ struct ContainerState {
     /// - Returns: The keys whose change reaches this container's children.
     mutating func invalidate(_ keys: [RegistrationKey], keepingOwnOverrides: Bool, released: inout [Any]) -> [RegistrationKey] {
         let reaching = keepingOwnOverrides ? keys.filter { !overridesItself($0) } : keys
+        // A container that has built nothing (a test's new world) has nothing to drop.
+        guard !(entries.isEmpty && singletons.isEmpty && dependents.isEmpty && arguments.isEmpty && teardowns.isEmpty) else {
+            return reaching
+        }
         var pending = reaching
         var visited = Set<RegistrationKey>()
         while let key = pending.popLast() {

@@ -23,6 +23,7 @@ extension DependencyContainer {
     /// - Parameters:
     ///   - keyPath: The provider to replace.
     ///   - make: Builds the replacement. It may be called from any thread.
+    @inlinable  // specialised where it is called: no runtime lookup of `Override<Value>`
     public func override<Value>(
         _ keyPath: KeyPath<DependencyContainer, Provider<Value>>,
         _ make: @escaping @Sendable () -> Value
@@ -46,6 +47,7 @@ extension DependencyContainer {
     /// - Parameters:
     ///   - keyPath: The async provider to replace.
     ///   - make: Builds the replacement; it may suspend and throw.
+    @inlinable  // specialised where it is called: no runtime lookup of `AsyncOverride<Value>`
     public func override<Value>(
         _ keyPath: KeyPath<DependencyContainer, AsyncProvider<Value>>,
         _ make: @escaping @Sendable () async throws -> Value
@@ -124,6 +126,7 @@ extension DependencyContainer {
     /// from the old one here and in every descendant that does not override it itself. With
     /// `includingArguments`, `key` is a provider family's, and the overrides of its
     /// arguments are removed too.
+    @usableFromInline
     func replaceOverride(
         of key: RegistrationKey, named name: StaticString, at keyPath: AnyKeyPath, with override: AnyObject?,
         includingArguments: Bool = false

@@ -68,11 +68,12 @@ private final class MainActorRelease<Value>: @unchecked Sendable {
 @usableFromInline
 final class Override<Value>: Sendable {
     @usableFromInline let make: @Sendable () -> Value
-    init(_ make: @escaping @Sendable () -> Value) { self.make = make }
+    @usableFromInline init(_ make: @escaping @Sendable () -> Value) { self.make = make }
 }
 
 /// A replacement closure for an async registration.
+@usableFromInline
 final class AsyncOverride<Value>: Sendable {
     let make: @Sendable () async throws -> Value
-    init(_ make: @escaping @Sendable () async throws -> Value) { self.make = make }
+    @usableFromInline init(_ make: @escaping @Sendable () async throws -> Value) { self.make = make }
 }

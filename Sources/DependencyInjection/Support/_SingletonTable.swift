@@ -80,6 +80,9 @@ struct _SingletonTable {
         return nil
     }
 
+    /// Whether no singleton is kept.
+    var isEmpty: Bool { (storage?.count ?? 0) == 0 }
+
     /// Every key with a cached instance.
     var cachedKeys: [RegistrationKey] {
         guard let keys, let boxes, mask >= 0 else { return [] }
