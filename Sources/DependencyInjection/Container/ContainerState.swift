@@ -43,11 +43,21 @@ struct ContainerState {
     var learnedOwn: Set<RegistrationKey> = []
     /// Receives resolutions while tracing; checked on every cached resolution.
     @usableFromInline var tracer: ResolutionTracer?
-    /// Children, so that a change here reaches what they built; each removes itself in
-    /// its `deinit`.
-    var children: [ObjectIdentifier: Weak<DependencyContainer>] = [:]
+    /// The state of each child, so that a change here reaches what the children built;
+    /// each child removes itself in its `deinit`. The states are held, not the children:
+    /// a weak reference would give every child a side table, and every retain and release
+    /// of the child would take the runtime's slow path.
+    var children: [ObjectIdentifier: Child] = [:]
     /// How many entries there may be before dead shared instances are swept out.
     var sweepThreshold = 16
+
+    /// What a container keeps of a child.
+    struct Child {
+        /// The child's state.
+        let state: _Locked<ContainerState>
+        /// Whether the child is a scope, which shares this container's instances.
+        let isScope: Bool
+    }
 
     /// What a container remembers for a key besides its built singletons.
     enum Entry {
@@ -232,10 +242,11 @@ struct ContainerState {
         return taken
     }
 
-    /// The children alive now, as strong references for the caller to release after
-    /// unlocking.
-    var liveChildren: [DependencyContainer] {
-        children.isEmpty ? [] : children.values.compactMap(\.object)
+    /// The children now, for the caller to reach after unlocking. A child that is going
+    /// away may still be among them; its state outlives it, so a change reaching it is
+    /// harmless.
+    var liveChildren: [Child] {
+        children.isEmpty ? [] : Array(children.values)
     }
 
     /// Forgets shared instances that died, once the entries have doubled since the last

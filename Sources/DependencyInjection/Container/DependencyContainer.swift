@@ -96,7 +96,7 @@ public final class DependencyContainer: @unchecked Sendable {
         // so that a tracer set meanwhile reaches this child too.
         parent.state.withLock { parentState in
             state.withLock { $0.tracer = parentState.tracer }
-            parentState.children[ObjectIdentifier(self)] = Weak(self)
+            parentState.children[ObjectIdentifier(self)] = .init(state: state, isScope: appContainer != nil)
         }
     }
 

@@ -166,14 +166,14 @@ extension DependencyContainer {
             // references it takes to children) is released after every lock.
             var released: [Any] = []
             Self.tracerUpdates.withLock { _ in
-                var pending = [self]
-                while let container = pending.popLast() {
-                    released.append(container)
-                    container.state.withLock { state in
+                var pending = [state]
+                while let next = pending.popLast() {
+                    next.withLock { state in
                         released.keep(state.tracer)
                         state.tracer = newValue
-                        pending += state.liveChildren
+                        pending += state.liveChildren.map(\.state)
                     }
+                    released.append(next)
                 }
             }
             withExtendedLifetime(released) {}

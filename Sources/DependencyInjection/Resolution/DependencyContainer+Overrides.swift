@@ -92,7 +92,7 @@ extension DependencyContainer {
             let instances = children.contains(where: \.isScope) ? state.singletons.cachedKeys + state.entries.keys : []
             return (Array(Set(state.overrides.keys).union(state.decorations.keys)), instances, children)
         })
-        for child in children { child.invalidate(child.isScope ? dropped + instances : dropped) }
+        for child in children { Self.invalidate(child.isScope ? dropped + instances : dropped, in: child.state) }
     }
 
     /// Drops the cached instance, the override and the decorations of one registration,
@@ -161,17 +161,17 @@ extension DependencyContainer {
             _ = state.invalidate([key], keepingOwnOverrides: false, released: &released)
             return state.liveChildren
         })
-        for child in children { child.invalidate([key]) }
+        for child in children { Self.invalidate([key], in: child.state) }
     }
 
-    /// Drops what was built from a parent's changed `keys` here and in every descendant,
-    /// except what comes from this container's own overrides.
-    func invalidate(_ keys: [RegistrationKey]) {
+    /// Drops what was built from a parent's changed `keys` in the container of `state` and
+    /// in every descendant, except what comes from that container's own overrides.
+    static func invalidate(_ keys: [RegistrationKey], in state: _Locked<ContainerState>) {
         let (reaching, children) = state.withLock(releasingAfter: { state, released in
             (state.invalidate(keys, keepingOwnOverrides: true, released: &released), state.liveChildren)
         })
         guard !reaching.isEmpty else { return }
-        for child in children { child.invalidate(reaching) }
+        for child in children { invalidate(reaching, in: child.state) }
     }
 
     /// What replaces the registration of `key` for a resolution in a descendant that found
