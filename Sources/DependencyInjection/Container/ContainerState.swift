@@ -174,10 +174,11 @@ struct ContainerState {
     /// built cannot pile up.
     mutating func recordUse(of key: RegistrationKey) {
         let used = key.registration
+        // A construction usually uses a few things: room for them at once, instead of a
+        // table grown one entry at a time.
+        if dependents.isEmpty { dependents.reserveCapacity(4) }
         for construction in building where construction.key != key {
-            if dependents[used]?.contains(construction.key) != true {
-                dependents[used, default: []].insert(construction.key)
-            }
+            dependents[used, default: []].insert(construction.key)
         }
     }
 
