@@ -64,28 +64,54 @@ extension DependencyContainer {
     /// ```
     public var isScope: Bool { appContainerOfScope != nil }
 
-    /// The container that resolves `key` for this one: the app container, when this is a
-    /// scope asking for an app-wide instance; `nil` when this container resolves it itself.
+    /// What a scope found when it handed an app-wide registration to its app container,
+    /// kept for ``buildsAfterAll(_:_:)``, which must not look it up a second time.
     @usableFromInline
-    func appContainer(resolving key: RegistrationKey, _ scope: DependencyScope) -> DependencyContainer? {
+    struct Handover {
+        /// The app container, which resolves the registration.
+        @usableFromInline let app: DependencyContainer
+        /// Whether the resolution runs inside an app-wide construction the scope handed over.
+        let isServed: Bool
+        /// What the scope, and the scopes between it and `app`, override or decorate.
+        let installed: [RegistrationKey]
+    }
+
+    /// Where `key` is resolved for this container: `nil` when this container resolves it
+    /// itself, else the app container, when this is a scope asking for an app-wide
+    /// instance.
+    ///
+    /// ```swift
+    /// if let handover = appContainer(resolving: provider.key, provider.scope) {
+    ///     let value = handover.app.resolveSlowly(provider, servingScope: ObjectIdentifier(self))
+    ///     if !buildsAfterAll(provider.key, handover) { return value }
+    /// }
+    /// ```
+    @usableFromInline
+    func appContainer(resolving key: RegistrationKey, _ scope: DependencyScope) -> Handover? {
         guard let app = appContainerOfScope else { return nil }
         // Inside an app-wide construction this scope handed over, what the construction
         // asks of the scope (`self` in its closure) it asks of the app container.
         let innermost = Frame.current
         if Frame.servedScope(from: innermost) == ObjectIdentifier(self) {
             noteServedUse(of: key, from: innermost, app)
-            return app
+            return Handover(app: app, isServed: true, installed: [])
         }
-        return builds(key, scope, app) ? nil : app
+        guard scope == .singleton || scope == .shared else { return nil }
+        let installed = overridesOfScope(upTo: app)
+        return builds(key, app, installed) ? nil : Handover(app: app, isServed: false, installed: installed)
     }
 
     /// Whether this scope keeps its own instance of `key` rather than its app container's:
     /// a `scoped` or `factory` registration, or an app-wide one built from something the
     /// scope overrides (by the app container's record of what each construction used).
-    @usableFromInline
     func builds(_ key: RegistrationKey, _ scope: DependencyScope, _ app: DependencyContainer) -> Bool {
         guard scope == .singleton || scope == .shared else { return true }
-        let installed = overridesOfScope(upTo: app)
+        return builds(key, app, overridesOfScope(upTo: app))
+    }
+
+    /// Whether this scope builds its own instance of the app-wide `key`, given what it
+    /// overrides (`installed`).
+    private func builds(_ key: RegistrationKey, _ app: DependencyContainer, _ installed: [RegistrationKey]) -> Bool {
         if installed.isEmpty { return false }
         if installed.contains(key) || installed.contains(key.registration) { return true }
         if state.withLock({ $0.learnedOwn.contains(key) }) { return true }
@@ -115,13 +141,11 @@ extension DependencyContainer {
     /// a reset of the app container in between cannot hide the record), the scope builds
     /// its own, which is always built from the right values.
     @usableFromInline
-    func buildsAfterAll(_ key: RegistrationKey, _ scope: DependencyScope, _ app: DependencyContainer) -> Bool {
-        guard Frame.servedScope(from: Frame.current) != ObjectIdentifier(self) else { return false }
-        let installed = overridesOfScope(upTo: app)
-        if installed.isEmpty { return false }
+    func buildsAfterAll(_ key: RegistrationKey, _ handover: Handover) -> Bool {
+        guard !handover.isServed, !handover.installed.isEmpty else { return false }
         if state.withLock({ $0.learnedOwn.contains(key) }) { return true }
-        return app.state.withLock { state in
-            !state.keepsInstance(of: key) || state.built(key, fromAnyOf: installed)
+        return handover.app.state.withLock { state in
+            !state.keepsInstance(of: key) || state.built(key, fromAnyOf: handover.installed)
         }
     }
 

@@ -29,14 +29,15 @@ extension DependencyContainer {
             defer { frame.leave(restoring: previous) }
             return provider.make()
         }
-        guard let home = appContainer(resolving: provider.key, provider.scope) else {
+        guard let handover = appContainer(resolving: provider.key, provider.scope) else {
             return resolveSlowly(provider, servingScope: nil)
         }
+        let home = handover.app
         noteUseOfAppInstance(provider.key)
         let cached = provider.scope.isKeptByContainer
             ? home.state.withLock({ $0.cachedSingleton(provider.key, as: Value.self) }) : nil
         let value = cached ?? home.resolveSlowly(provider, servingScope: ObjectIdentifier(self))
-        guard buildsAfterAll(provider.key, provider.scope, home) else { return value }
+        guard buildsAfterAll(provider.key, handover) else { return value }
         return resolveSlowly(provider, servingScope: nil)
     }
 
@@ -87,10 +88,10 @@ extension DependencyContainer {
     /// built in a task of its own, which inherits this task's task-local values, so that
     /// cancelling one waiter does not cancel it for the others.
     func resolve<Value>(_ provider: AsyncProvider<Value>) async throws -> Value {
-        if let home = appContainer(resolving: provider.key, provider.scope) {
+        if let handover = appContainer(resolving: provider.key, provider.scope) {
             noteUseOfAppInstance(provider.key)
-            let value = try await home.resolve(provider, servingScope: ObjectIdentifier(self))
-            guard buildsAfterAll(provider.key, provider.scope, home) else { return value }
+            let value = try await handover.app.resolve(provider, servingScope: ObjectIdentifier(self))
+            guard buildsAfterAll(provider.key, handover) else { return value }
         }
         return try await resolve(provider, servingScope: nil)
     }
