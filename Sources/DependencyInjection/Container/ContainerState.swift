@@ -81,6 +81,14 @@ struct ContainerState {
         return singletons.value(for: key, as: type)
     }
 
+    /// The box of the singleton kept for `key`, on the terms of
+    /// ``cachedSingleton(_:as:)``.
+    @inlinable
+    func cachedSingletonBox(_ key: RegistrationKey) -> AnyBox? {
+        guard !isBuilding, tracer == nil, let box = singletons.box(for: key) else { return nil }
+        return unsafeDowncast(box, to: AnyBox.self)
+    }
+
     /// Decides how to resolve `key`, registering a construction when this caller builds.
     mutating func claim(_ key: RegistrationKey, scope: DependencyScope, released: inout [Any]) -> Claim {
         recordUse(of: key)

@@ -109,7 +109,7 @@ public struct Dependency<Value> {
             let keyPath = unsafeDowncast(keyPath, to: KeyPath<DependencyContainer, Provider<Value>>.self)
             let provider = container[keyPath: keyPath]
             RegistrationIdentity.note(keyPath, leadsTo: provider.key, name: provider.name, in: container)
-            return Box(provider())
+            return container.resolveBoxed(provider)
         }
         published = storage.published
     }

@@ -14,6 +14,22 @@ extension DependencyContainer {
         return resolveSlowly(provider)
     }
 
+    /// Resolves `provider` into a box, for a `@Dependency` property to keep: a cached
+    /// singleton's own box, shared with the container, else a new one. Sharing it saves the
+    /// property an allocation, and the box still drops its value on the main actor when the
+    /// registration is a main-actor one.
+    ///
+    /// ```swift
+    /// let box = container.resolveBoxed(container.httpClient)
+    /// ```
+    @inlinable
+    func resolveBoxed<Value>(_ provider: Provider<Value>) -> AnyBox {
+        if provider.scope.isKeptByContainer, let box = state.withLock({ $0.cachedSingletonBox(provider.key) }) {
+            return box
+        }
+        return Box(resolveSlowly(provider))
+    }
+
     /// The road every synchronous resolution takes past the inline cache: a scope container
     /// first hands app-wide registrations to its app container
     /// (``appContainer(resolving:_:)``); then the container decides under its lock

@@ -90,6 +90,7 @@ struct _SingletonTable {
     }
 
     /// The box stored for `key`, retained.
+    @inlinable
     func box(for key: RegistrationKey) -> AnyObject? {
         index(of: key).map { boxes.unsafelyUnwrapped[$0].unsafelyUnwrapped.takeUnretainedValue() }
     }
