@@ -20,35 +20,48 @@ final class InFlightDeinitResolver: Sendable {
     }
 }
 
-/// Reads `freshPieceEndingAtRendezvous` through a property.
+/// Lets `parties` threads go on together: each waits in ``arrive()`` until all have
+/// arrived. Later arrivals go on at once.
+final class Meeting: Sendable {
+    private let arrivals = Arrivals()
+    private let parties: Int
+    init(parties: Int) { self.parties = parties }
+
+    func arrive() {
+        arrivals.arrive()
+        arrivals.wait(for: parties)
+    }
+}
+
+/// Reads `freshPieceEndingAtMeeting` through a property.
 final class PieceHolder: @unchecked Sendable {
     @Dependency var piece: Piece
     init(_ container: DependencyContainer) {
-        _piece = Dependency(\.freshPieceEndingAtRendezvous, container: container)
+        _piece = Dependency(\.freshPieceEndingAtMeeting, container: container)
     }
 }
 
 extension DependencyContainer {
-    /// Meets the stored `Rendezvous` just before it returns: the other party asks for it as
+    /// Meets the stored `Meeting` just before it returns: the other parties ask for it as
     /// its construction ends.
-    var pieceEndingAtRendezvous: Provider<Piece> {
+    var pieceEndingAtMeeting: Provider<Piece> {
         singleton {
-            (self.getValue(forKey: "attack.rendezvous") as Rendezvous?)?.arrive()
+            (self.getValue(forKey: "attack.meeting") as Meeting?)?.arrive()
             return Piece()
         }
     }
-    /// Asks for `pieceEndingAtRendezvous` once that construction is about to end.
+    /// Asks for `pieceEndingAtMeeting` once that construction is about to end.
     var needsPieceAsItEnds: Provider<Piece> {
         singleton {
-            (self.getValue(forKey: "attack.rendezvous") as Rendezvous?)?.arrive()
-            _ = self.pieceEndingAtRendezvous()
+            (self.getValue(forKey: "attack.meeting") as Meeting?)?.arrive()
+            _ = self.pieceEndingAtMeeting()
             return Piece()
         }
     }
-    /// A new piece each time, after meeting the stored `Rendezvous`.
-    var freshPieceEndingAtRendezvous: Provider<Piece> {
+    /// A new piece each time, after meeting the stored `Meeting`.
+    var freshPieceEndingAtMeeting: Provider<Piece> {
         factory {
-            (self.getValue(forKey: "attack.rendezvous") as Rendezvous?)?.arrive()
+            (self.getValue(forKey: "attack.meeting") as Meeting?)?.arrive()
             return Piece()
         }
     }
@@ -121,18 +134,18 @@ extension DependencyContainer {
 @Suite struct InFlightAttackTests {
     // MARK: - Asking as the construction ends
 
-    /// Pins: a thread that asks for a singleton at the moment its construction ends (the
-    /// rendezvous lets builder and asker go at once) gets the one instance, whether it
+    /// Pins: threads that ask for a singleton at the moment its construction ends (the
+    /// meeting lets builder and askers go at once) get the one instance, whether each
     /// counts itself as a waiter just before the result is published (then the builder
-    /// wakes it) or just after (then it is served without waiting). A waiter counted but
-    /// left out of the builder's snapshot would hang; one served twice would see two
-    /// instances.
-    @Test func aThreadAskingAsTheConstructionEndsGetsTheOneInstance() {
-        expectTwoThreadsToAgree { container in { container.pieceEndingAtRendezvous() } }
+    /// wakes it) or just after (then it is served without waiting). A waiter registered
+    /// after the builder took its list of waiters but before the result was published
+    /// would never be woken, and hang.
+    @Test func threadsAskingAsTheConstructionEndsGetTheOneInstance() {
+        expectThreadsToAgree { container in { container.pieceEndingAtMeeting() } }
     }
 
     /// Pins: a finished construction is never part of a cycle, at the tightest timing. A
-    /// thread building `needsPieceAsItEnds` asks for `pieceEndingAtRendezvous` exactly as
+    /// thread building `needsPieceAsItEnds` asks for `pieceEndingAtMeeting` exactly as
     /// another thread's construction of it ends; that thread then asks for
     /// `needsPieceAsItEnds`. Had the first thread counted itself as a waiter and the
     /// second walked the wait graph before its own finished construction was marked done,
@@ -143,13 +156,13 @@ extension DependencyContainer {
             endProcessIfHung("a construction ending as it is asked for")
             for _ in 0..<300 {
                 let container = DependencyContainer()
-                container.setValue(Rendezvous(), forKey: "attack.rendezvous")
+                container.setValue(Meeting(parties: 2), forKey: "attack.meeting")
                 let pieces = Collected<ObjectIdentifier>()
                 concurrently(threads: 2) { index in
                     if index == 0 {
                         pieces.append(ObjectIdentifier(container.needsPieceAsItEnds()))
                     } else {
-                        _ = container.pieceEndingAtRendezvous()
+                        _ = container.pieceEndingAtMeeting()
                         pieces.append(ObjectIdentifier(container.needsPieceAsItEnds()))
                     }
                 }
@@ -159,15 +172,15 @@ extension DependencyContainer {
         }
     }
 
-    /// Pins: the record a second reader makes for a property's first resolution is
-    /// finished by the first reader, on another thread. When the first reader ends before
-    /// the second counts itself, the record ends with no waiter and its builder is cleared
+    /// Pins: the record a later reader makes for a property's first resolution is finished
+    /// by the first reader, on another thread. When the first reader ends before the later
+    /// ones count themselves, the record ends with no waiter and its builder is cleared
     /// without the wait graph's lock; the storage's lock orders the record's making before
-    /// that clearing (ThreadSanitizer would see a race otherwise), and the second reader is
-    /// served the first reader's value. A second reader resolving on its own would get
-    /// another piece from the factory.
-    @Test func aPropertyReadAsItsFirstResolutionEndsGetsThatValue() {
-        expectTwoThreadsToAgree { container in
+    /// that clearing (ThreadSanitizer would see a race otherwise), and every later reader
+    /// is served the first reader's value. One resolving on its own would get another
+    /// piece from the factory.
+    @Test func propertyReadsAsItsFirstResolutionEndsGetThatValue() {
+        expectThreadsToAgree { container in
             let holder = PieceHolder(container)
             return { holder.piece }
         }
@@ -452,26 +465,26 @@ extension DependencyContainer {
 
     // MARK: - Helpers
 
-    /// Over many rounds, two threads read with the reader that `makeReader` makes for a new
-    /// container: the first starts the construction, which meets the second at the stored
-    /// rendezvous; the second reads as the construction ends. Expects both to get the same
-    /// instance.
-    private func expectTwoThreadsToAgree(
+    /// Over many rounds, nine threads read with the reader that `makeReader` makes for a
+    /// new container: the first starts the construction, which meets the eight others at
+    /// the stored `Meeting`; they read as the construction ends. Expects all to get the
+    /// same instance.
+    private func expectThreadsToAgree(
         _ makeReader: @escaping @Sendable (DependencyContainer) -> @Sendable () -> AnyObject
     ) {
         expectNoProblemsOnAThread { problems in
             for round in 0..<300 {
                 let container = DependencyContainer()
-                let meeting = Rendezvous()
-                container.setValue(meeting, forKey: "attack.rendezvous")
+                let meeting = Meeting(parties: 9)
+                container.setValue(meeting, forKey: "attack.meeting")
                 let read = makeReader(container)
                 let seen = Collected<ObjectIdentifier>()
-                concurrently(threads: 2) { index in
-                    // The construction meets the second thread as it ends.
-                    if index == 1 { meeting.arrive() }
+                concurrently(threads: 9) { index in
+                    // The construction meets the other threads as it ends.
+                    if index > 0 { meeting.arrive() }
                     seen.append(ObjectIdentifier(read()))
                 }
-                if Set(seen.values).count != 1 { problems.append("round \(round): two instances") }
+                if Set(seen.values).count != 1 { problems.append("round \(round): more than one instance") }
             }
         }
     }
