@@ -36,3 +36,18 @@ func endProcessIfHung(_ what: String) {
         }
     }.start()
 }
+
+/// Hang guard for async work in this process: runs `work` in a task of its own and says
+/// whether it finished. The limit is waited for on a thread of its own, never on a thread
+/// of the cooperative pool, which the work may need. A hung task stays suspended, but the
+/// test fails instead of hanging.
+func endsWithoutHanging(_ work: @escaping @Sendable () async -> Void) async -> Bool {
+    let finished = DispatchSemaphore(value: 0)
+    Task {
+        await work()
+        finished.signal()
+    }
+    let verdict = Handoff<Bool>()
+    Thread { verdict.put(isSignalledBeforeTheHangLimit(finished)) }.start()
+    return await verdict.value()
+}
