@@ -161,27 +161,6 @@ extension DependencyContainer {
         }
     }
 
-    /// Pins: once a scope's override is removed while app-wide resolutions run in it, the
-    /// scope serves the app's schedule again (it keeps no schedule of its own built from
-    /// the app's clock), and the app's schedule never takes the scope's clock.
-    @Test func aScopeOverrideRemovedDuringAppWideResolutionsLeavesTheAppsInstance() {
-        for _ in 0..<20 {
-            let app = DependencyContainer()
-            let scope = DependencyContainer(scopeOf: app)
-            scope.override(\.childStateClock) { ChildStateClock(name: "scope") }
-            concurrently(threads: 4) { index in
-                if index == 0 {
-                    scope.reset(\.childStateClock)
-                    return
-                }
-                for _ in 0..<200 { _ = scope.childStateSchedule() }
-            }
-            let appSchedule = app.childStateSchedule()
-            #expect(appSchedule.clock.name == "app")
-            #expect(scope.childStateSchedule() === appSchedule)
-        }
-    }
-
     /// Pins: an override in an enclosing scope (a session) installed while a request of it
     /// resolves the app-wide schedule reaches the request: afterwards the request's
     /// schedule has the session's clock, and the app's schedule still has the app's.
