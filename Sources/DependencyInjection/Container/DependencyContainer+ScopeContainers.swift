@@ -65,7 +65,8 @@ extension DependencyContainer {
     public var isScope: Bool { appContainerOfScope != nil }
 
     /// What a scope found when it handed an app-wide registration to its app container,
-    /// kept for ``buildsAfterAll(_:_:)``, which must not look it up a second time.
+    /// kept for ``buildsAfterAll(_:_:)``, which looks again at what the scope overrides only
+    /// when it overrode something then.
     @usableFromInline
     struct Handover {
         /// The app container, which resolves the registration.
@@ -143,9 +144,13 @@ extension DependencyContainer {
     @usableFromInline
     func buildsAfterAll(_ key: RegistrationKey, _ handover: Handover) -> Bool {
         guard !handover.isServed, !handover.installed.isEmpty else { return false }
+        // What the scope overrides now: an override removed while the app container built
+        // must not make the scope build its own from the app's values.
+        let installed = overridesOfScope(upTo: handover.app)
+        if installed.isEmpty { return false }
         if state.withLock({ $0.learnedOwn.contains(key) }) { return true }
         return handover.app.state.withLock { state in
-            !state.keepsInstance(of: key) || state.built(key, fromAnyOf: handover.installed)
+            !state.keepsInstance(of: key) || state.built(key, fromAnyOf: installed)
         }
     }
 

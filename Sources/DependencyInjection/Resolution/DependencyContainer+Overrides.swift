@@ -166,12 +166,17 @@ extension DependencyContainer {
 
     /// Drops what was built from a parent's changed `keys` in the container of `state` and
     /// in every descendant, except what comes from that container's own overrides.
+    /// A loop, not a recursion: a chain of thousands of nested children must not overflow
+    /// the stack.
     static func invalidate(_ keys: [RegistrationKey], in state: _Locked<ContainerState>) {
-        let (reaching, children) = state.withLock(releasingAfter: { state, released in
-            (state.invalidate(keys, keepingOwnOverrides: true, released: &released), state.liveChildren)
-        })
-        guard !reaching.isEmpty else { return }
-        for child in children { invalidate(reaching, in: child.state) }
+        var pending = [(keys: keys, state: state)]
+        while let next = pending.popLast() {
+            let (reaching, children) = next.state.withLock(releasingAfter: { state, released in
+                (state.invalidate(next.keys, keepingOwnOverrides: true, released: &released), state.liveChildren)
+            })
+            guard !reaching.isEmpty else { continue }
+            pending += children.map { (keys: reaching, state: $0.state) }
+        }
     }
 
     /// What replaces the registration of `key` for a resolution in a descendant that found
