@@ -182,10 +182,10 @@ struct ContainerState {
     /// built cannot pile up.
     mutating func recordUse(of key: RegistrationKey) {
         let used = key.registration
-        // A construction usually uses a few things: room for them at once, instead of a
-        // table grown one entry at a time.
-        if dependents.isEmpty { dependents.reserveCapacity(4) }
         for construction in building where construction.key != key {
+            // A construction usually uses a few things: room for them at once, instead of
+            // a table grown one entry at a time.
+            if dependents.isEmpty { dependents.reserveCapacity(4) }
             dependents[used, default: []].insert(construction.key)
         }
     }

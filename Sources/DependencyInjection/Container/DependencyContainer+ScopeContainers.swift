@@ -73,8 +73,9 @@ extension DependencyContainer {
         @usableFromInline let app: DependencyContainer
         /// Whether the resolution runs inside an app-wide construction the scope handed over.
         let isServed: Bool
-        /// What the scope, and the scopes between it and `app`, override or decorate.
-        let installed: [RegistrationKey]
+        /// Whether the scope, or a scope between it and `app`, overrode or decorated
+        /// anything then.
+        let overrodeAnything: Bool
     }
 
     /// Where `key` is resolved for this container: `nil` when this container resolves it
@@ -95,11 +96,12 @@ extension DependencyContainer {
         let innermost = Frame.current
         if Frame.servedScope(from: innermost) == ObjectIdentifier(self) {
             noteServedUse(of: key, from: innermost, app)
-            return Handover(app: app, isServed: true, installed: [])
+            return Handover(app: app, isServed: true, overrodeAnything: false)
         }
         guard scope == .singleton || scope == .shared else { return nil }
         let installed = overridesOfScope(upTo: app)
-        return builds(key, app, installed) ? nil : Handover(app: app, isServed: false, installed: installed)
+        return builds(key, app, installed)
+            ? nil : Handover(app: app, isServed: false, overrodeAnything: !installed.isEmpty)
     }
 
     /// Whether this scope keeps its own instance of `key` rather than its app container's:
@@ -143,7 +145,7 @@ extension DependencyContainer {
     /// its own, which is always built from the right values.
     @usableFromInline
     func buildsAfterAll(_ key: RegistrationKey, _ handover: Handover) -> Bool {
-        guard !handover.isServed, !handover.installed.isEmpty else { return false }
+        guard !handover.isServed, handover.overrodeAnything else { return false }
         // What the scope overrides now: an override removed while the app container built
         // must not make the scope build its own from the app's values.
         let installed = overridesOfScope(upTo: handover.app)

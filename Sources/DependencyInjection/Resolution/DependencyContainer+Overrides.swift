@@ -133,8 +133,7 @@ extension DependencyContainer {
     ) {
         change(key, named: name, at: keyPath) { state, released in
             released.keep(
-                (override.map { state.overrides.updateValue($0, forKey: key) } ?? state.overrides.removeValue(forKey: key))
-                   )
+                override.map { state.overrides.updateValue($0, forKey: key) } ?? state.overrides.removeValue(forKey: key))
             if override == nil, !state.decorations.isEmpty {
                 released.keep(state.decorations.removeValue(forKey: key))
             }

@@ -16,8 +16,7 @@ extension DependencyContainer {
 
     /// Resolves `provider` into a box, for a `@Dependency` property to keep: a cached
     /// singleton's own box, shared with the container, else a new one. Sharing it saves the
-    /// property an allocation, and the box still drops its value on the main actor when the
-    /// registration is a main-actor one.
+    /// property an allocation and the memory of a second box.
     ///
     /// ```swift
     /// let box = container.resolveBoxed(container.httpClient)

@@ -106,7 +106,7 @@ final class Frame: @unchecked Sendable {
     /// What cycles are keyed by: the container, or the `@Dependency` storage, that builds.
     let container: ObjectIdentifier
     /// The container that runs this construction (or that a `@Dependency` resolves from).
-    /// Read only through ``building(from:)``, by the frame's owner while the frame is
+    /// Read only through ``building(from:owner:)``, by the frame's owner while the frame is
     /// active, when the container is busy and so alive; `unowned(unsafe)` spares a
     /// reference count on every construction, and a frame inherited by a task that
     /// outlives the container never reads it.
@@ -232,17 +232,13 @@ final class Frame: @unchecked Sendable {
     }
 
     /// The container building an object on this thread, or in this task, right now: the
-    /// innermost construction, if this owner runs it. A task that a construction started
-    /// is somebody else, and gets `nil`.
+    /// innermost construction, if `owner` (the one running this code) runs it. A task that
+    /// a construction started is somebody else, and gets `nil`.
     ///
     /// ```swift
-    /// let container = Frame.building(from: Frame.current) ?? .main
+    /// let (owner, innermost) = Frame.ownerAndInnermost
+    /// let container = Frame.building(from: innermost, owner: owner) ?? .main
     /// ```
-    static func building(from innermost: Frame?) -> DependencyContainer? {
-        building(from: innermost, owner: .current)
-    }
-
-    /// ``building(from:)`` for a caller that knows the current owner.
     static func building(from innermost: Frame?, owner: Owner) -> DependencyContainer? {
         guard let frame = innermost, frame.isActive, frame.owner == owner else { return nil }
         return frame.building
