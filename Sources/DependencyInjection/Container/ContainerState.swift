@@ -95,14 +95,26 @@ struct ContainerState {
         // A graph instance is kept by the outermost resolution, not by the container.
         if scope == .factory || scope == .graph { return .build(nil) }
         if let box = singletons.box(for: key) { return .cached(box) }
-        switch entries[key] {
-        case .inFlight(let construction)?: return .await(construction)
-        case .shared(let reference)?:
-            if let object = reference.object { return .cached(object) }
-        case nil: break
+        if scope == .shared {
+            switch entries[key] {
+            case .inFlight(let construction)?: return .await(construction)
+            case .shared(let reference)?:
+                if let object = reference.object { return .cached(object) }
+            case nil: break
+            }
         }
+        // A singleton's entry is only ever a construction in flight, and there rarely is
+        // one: filing this construction first finds it in the same probe of the table,
+        // and puts it back in the rare case (the record made for nothing is dropped).
         let construction = InFlight(key: key)
-        released.keep(entries.updateValue(.inFlight(construction), forKey: key))
+        switch entries.updateValue(.inFlight(construction), forKey: key) {
+        case .inFlight(let running)?:
+            entries[key] = .inFlight(running)
+            released.append(construction)
+            return .await(running)
+        case let replaced:
+            released.keep(replaced)
+        }
         building.append(construction)
         return .build(construction)
     }
@@ -115,13 +127,18 @@ struct ContainerState {
         released: inout [Any]
     ) {
         if let index = building.firstIndex(where: { $0 === construction }) { building.remove(at: index) }
-        guard case .inFlight(let current)? = entries[construction.key], current === construction else { return }
+        // One probe: the entry is taken out, and put back if an override or reset replaced
+        // this construction meanwhile.
+        guard let entry = entries.removeValue(forKey: construction.key) else { return }
+        guard case .inFlight(let current) = entry, current === construction else {
+            entries[construction.key] = entry
+            return
+        }
         if let object, weakly {
             entries[construction.key] = .shared(Weak(object))
             noteArgument(of: construction.key)
             sweepDeadSharedInstances(released: &released)
         } else {
-            entries[construction.key] = nil
             guard let object else { return }
             released.keep(singletons.insert(object, for: construction.key))
             noteArgument(of: construction.key)

@@ -97,10 +97,12 @@ final class InFlight: @unchecked Sendable {
     /// leaves the wait graph without taking its lock: no walk of the graph can reach it.
     func finish(_ outcome: Result<AnyBox, any Error>) {
         // Once the result is set, no one else enters the wait graph for this construction.
-        let (woken, waitedFor): ([Int: Waiter], Bool) = lock.withLock { _ in
+        let (woken, waitedFor): ([Int: Waiter]?, Bool) = lock.withLock { _ in
             result = outcome
+            // Most constructions end with no one waiting: no table to hand over.
+            guard !waiters.isEmpty else { return (nil, waitersSoFar > 0) }
             defer { waiters = [:] }
-            return (waiters, waitersSoFar > 0)
+            return (waiters, true)
         }
         if waitedFor {
             WaitGraph.finish(self)
@@ -109,6 +111,7 @@ final class InFlight: @unchecked Sendable {
             (self.builder, isDone) = (nil, true)
             withExtendedLifetime(builder) {}
         }
+        guard let woken else { return }
         for waiter in woken.values {
             switch waiter {
             case .thread(let signal): signal.signal()

@@ -2,7 +2,6 @@
 import Darwin
 #elseif canImport(Glibc)
 import Glibc
-import Synchronization
 #elseif canImport(Musl)
 import Musl
 #endif
@@ -20,10 +19,11 @@ import Musl
 /// object, one allocation: a lock kept in memory of its own cost every container and
 /// every construction in flight a second `malloc` and `free`.
 ///
-/// On Linux the primitive is a `_CountedSemaphore`: an atomic count that an uncontended
-/// lock and unlock only add to and subtract from, and a semaphore that only a contended
-/// lock waits on. A `pthread_mutex_t` costs some 65 instructions per round-trip even when
-/// no other thread wants it; the count costs a fifth of that, on every resolution.
+/// On Linux the primitive is a `_AtomicMutex`: a state word that an uncontended lock and
+/// unlock change with one atomic operation each, and a mutex and condition on which only
+/// contended lockers sleep. A `pthread_mutex_t` costs some 65 instructions per
+/// round-trip even when no other thread wants it; the word costs half of that, on every
+/// resolution.
 ///
 /// ```swift
 /// let counter = _Locked(0)
@@ -39,7 +39,7 @@ final class _Locked<State>: @unchecked Sendable {
     #if canImport(Darwin)
     private typealias Primitive = os_unfair_lock
     #elseif canImport(Glibc)
-    private typealias Primitive = _CountedSemaphore
+    private typealias Primitive = _AtomicMutex
     #else
     private typealias Primitive = pthread_mutex_t
     #endif
@@ -57,9 +57,7 @@ final class _Locked<State>: @unchecked Sendable {
         precondition(MemoryLayout<State>.alignment <= 16, "_Locked needs a state aligned to at most 16 bytes")
         storedPrimitive = Primitive()
         storedState = initial
-        #if canImport(Glibc)
-        _CountedSemaphore.initialize(primitive)
-        #elseif !canImport(Darwin)
+        #if !canImport(Darwin) && !canImport(Glibc)
         let status = pthread_mutex_init(primitive, nil)
         precondition(status == 0, "pthread_mutex_init failed with \(status)")
         #endif
@@ -67,7 +65,7 @@ final class _Locked<State>: @unchecked Sendable {
 
     deinit {
         #if canImport(Glibc)
-        _CountedSemaphore.destroy(primitive)
+        _AtomicMutex.destroy(primitive)
         #elseif !canImport(Darwin)
         pthread_mutex_destroy(primitive)
         #endif
@@ -97,7 +95,7 @@ final class _Locked<State>: @unchecked Sendable {
         #if canImport(Darwin)
         os_unfair_lock_lock(primitive)
         #elseif canImport(Glibc)
-        _CountedSemaphore.lock(primitive)
+        _AtomicMutex.lock(primitive)
         #else
         pthread_mutex_lock(primitive)
         #endif
@@ -108,7 +106,7 @@ final class _Locked<State>: @unchecked Sendable {
         #if canImport(Darwin)
         os_unfair_lock_unlock(primitive)
         #elseif canImport(Glibc)
-        _CountedSemaphore.unlock(primitive)
+        _AtomicMutex.unlock(primitive)
         #else
         pthread_mutex_unlock(primitive)
         #endif
