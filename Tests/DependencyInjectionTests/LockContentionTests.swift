@@ -129,7 +129,7 @@ import Glibc
     }
 
     @Test func aStripeGuardsWhatLivesOutsideItFromManyThreads() throws {
-        // A `_Locked<Void>` holds no state: what it guards lives elsewhere, and only the
+        // A `_Locked<_Elsewhere>` holds no state: what it guards lives elsewhere, and only the
         // lock orders the accesses. Few objects, so many threads meet on each stripe.
         final class Owner: @unchecked Sendable {
             // @unchecked: `values` is only touched while holding the owner's stripe.

@@ -181,5 +181,5 @@ extension DependencyContainer {
     }
 
     /// Serializes ``tracer`` setters.
-    private static let tracerUpdates = _Locked(())
+    private static let tracerUpdates = _Locked(_Elsewhere())
 }

@@ -92,7 +92,7 @@ final class DependencyStorage: @unchecked Sendable {
     }
 
     /// This object's lock.
-    private var lock: _Locked<Void> { _LockStripes.lock(for: self) }
+    private var lock: _Locked<_Elsewhere> { _LockStripes.lock(for: self) }
 
     private var container: DependencyContainer? { strongContainer ?? weakContainer }
 

@@ -39,7 +39,7 @@ final class InFlight: @unchecked Sendable {
 
     /// The lock of this construction's state: a stripe shared with other small objects,
     /// held only for a few loads and stores, so a construction costs one allocation.
-    private var lock: _Locked<Void> { _LockStripes.lock(for: self) }
+    private var lock: _Locked<_Elsewhere> { _LockStripes.lock(for: self) }
 
     init(key: RegistrationKey) { self.key = key }
 

@@ -15,10 +15,10 @@
 enum _LockStripes {
     /// 2⁶, the six bits the hash below keeps; enough that unrelated objects rarely meet.
     private static let count = 64
-    private static let locks: [_Locked<Void>] = (0..<count).map { _ in _Locked(()) }
+    private static let locks: [_Locked<_Elsewhere>] = (0..<count).map { _ in _Locked(_Elsewhere()) }
 
     /// The lock of `object`, the same for as long as it lives.
-    static func lock(for object: AnyObject) -> _Locked<Void> {
+    static func lock(for object: AnyObject) -> _Locked<_Elsewhere> {
         locks[stripe(of: UInt(bitPattern: Unmanaged.passUnretained(object).toOpaque()))]
     }
 

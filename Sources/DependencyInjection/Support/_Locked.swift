@@ -55,6 +55,7 @@ final class _Locked<State>: @unchecked Sendable {
         // The offset below counts from the stored properties, which start 16 bytes into
         // the object: a state aligned more strictly than that would sit elsewhere.
         precondition(MemoryLayout<State>.alignment <= 16, "_Locked needs a state aligned to at most 16 bytes")
+        precondition(MemoryLayout<State>.size > 0, "_Locked needs a state of at least one byte: use _Locked<_Elsewhere>")
         storedPrimitive = Primitive()
         storedState = initial
         #if !canImport(Darwin) && !canImport(Glibc)
@@ -132,6 +133,22 @@ final class _Locked<State>: @unchecked Sendable {
         withExtendedLifetime(released) {}
         return result
     }
+}
+
+/// The state of a lock that guards memory kept elsewhere (the fields of the objects that
+/// share a stripe, a static): one byte that nothing reads.
+///
+/// A zero-size state, `Void`, would sit one past the end of the lock's object, where the
+/// allocator may have placed another object. Every holder's access to it would then touch
+/// that other object's memory, and ThreadSanitizer reports holders of two different locks
+/// as racing there.
+///
+/// ```swift
+/// let lock = _Locked(_Elsewhere())
+/// lock.withLock { _ in sharedCount += 1 }
+/// ```
+struct _Elsewhere {
+    private var unused: UInt8 = 0
 }
 
 extension _Locked {
