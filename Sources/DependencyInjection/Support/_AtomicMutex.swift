@@ -14,9 +14,9 @@ import Synchronization
 /// it is held and someone may sleep. This is the classic three-state futex mutex, with
 /// the futex's wait and wake built from the mutex and condition: a waiter checks the
 /// word and sleeps while holding the mutex, and an unlock changes the word before it
-/// takes the mutex to wake the sleepers, so no wake-up is lost. A running thread may take a lock
-/// that has just come free before a woken sleeper does, so under contention the lock
-/// does not stall while the sleeper is scheduled; the sleeper then marks the word 2
+/// takes the mutex to wake the sleepers, so no wake-up is lost. A running thread may take
+/// a lock that has just come free before a woken sleeper does, so under contention the
+/// lock does not stall while the sleeper is scheduled; the sleeper then marks the word 2
 /// again and sleeps until the next unlock wakes it.
 ///
 /// The word is an `Int` reached through a pointer as an `Atomic<Int>`, whose layout is

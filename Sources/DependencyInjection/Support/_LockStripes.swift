@@ -3,9 +3,8 @@
 ///
 /// An object that needs a lock only for rare, short sections (a `@Dependency` property
 /// between its creation and its first read) would otherwise pay for a lock of its own: 96
-/// bytes on Linux, with a `pthread_mutex_init` and a `pthread_cond_init`, in every
-/// instance. A stripe is still one lock per state, as every state in this package has: an object takes only its own
-/// stripe, runs no user code and releases nothing while holding it, and takes no other
+/// bytes on Linux in every instance. A stripe is still one lock per state, as every state
+/// in this package has: an object takes only its own stripe, runs no user code and releases nothing while holding it, and takes no other
 /// stripe meanwhile, so two objects sharing a stripe only ever wait a moment for each
 /// other.
 ///
