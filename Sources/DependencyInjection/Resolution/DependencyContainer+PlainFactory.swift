@@ -1,6 +1,7 @@
 extension DependencyContainer {
-    /// Begins a synchronous factory resolution that nothing replaces, or returns `nil` when
-    /// it needs the whole road of ``resolveSlowly(_:servingScope:)``.
+    /// Begins a synchronous factory resolution that nothing replaces, filed as its thread's
+    /// innermost construction, or returns `nil` when it needs the whole road of
+    /// ``resolveSlowly(_:servingScope:)``.
     ///
     /// Most resolutions an app makes all day are factories that no override, decoration or
     /// tracer touches, in a container that is not a scope. Such a resolution needs only what
@@ -11,14 +12,13 @@ extension DependencyContainer {
     /// them:
     ///
     /// ```swift
-    /// if let frame = beginPlainFactory(provider.key, provider.name) {
-    ///     let previous = frame.enter()
+    /// if let (frame, previous) = beginPlainFactory(provider.key, provider.name) {
     ///     defer { frame.leave(restoring: previous) }
     ///     return provider.make()
     /// }
     /// ```
     @usableFromInline
-    func beginPlainFactory(_ key: RegistrationKey, _ name: StaticString) -> Frame? {
+    func beginPlainFactory(_ key: RegistrationKey, _ name: StaticString) -> (Frame, ThreadFrames.Entry)? {
         guard appContainerOfScope == nil else { return nil }
         let plain = state.withLock { state in
             guard state.tracer == nil else { return false }
@@ -31,17 +31,22 @@ extension DependencyContainer {
             guard !container.state.withLock({ $0.replaces(key) }) else { return nil }
             ancestor = container.parent
         }
-        key.checkArgument(of: name)
-        let (owner, enclosing) = Frame.ownerAndInnermost
+        if key.argument != nil { key.checkArgument(of: name) }
+        // The thread's slot, fetched once for every look at this thread's frames below.
+        let thread = ThreadFrames.slot
+        let owner = Owner.current
+        let threadInnermost = thread.innermost
         // Another owner's frames on this thread: the whole road binds this one as a
         // task-local value instead.
-        guard ThreadFrames.innermost.map({ $0 === enclosing }) ?? true else { return nil }
+        guard threadInnermost.map({ $0.owner == owner }) ?? true else { return nil }
+        let enclosing = Frame.innermost(of: owner, onThread: threadInnermost)
         let site = Site(name: .registration(name), fileID: key.file, line: key.line)
         let id = ObjectIdentifier(self)
-        Frame.checkNoCycle(building: key, in: id, site: site, owner: owner, from: enclosing)
-        return Frame(
+        Frame.checkNoCycle(building: key, in: id, site: site, owner: owner, from: enclosing, thread: thread)
+        let frame = Frame(
             container: id, building: self, keepsResult: false, key: key, site: site, servesScope: nil, trace: nil,
             owner: owner, parent: enclosing)
+        return (frame, thread.file(frame))
     }
 }
 

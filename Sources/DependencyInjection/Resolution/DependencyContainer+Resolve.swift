@@ -39,8 +39,7 @@ extension DependencyContainer {
     /// specialized where the provider is resolved.
     @inlinable
     func resolveSlowly<Value>(_ provider: Provider<Value>) -> Value {
-        if provider.scope == .factory, let frame = beginPlainFactory(provider.key, provider.name) {
-            let previous = frame.enter()
+        if provider.scope == .factory, let (frame, previous) = beginPlainFactory(provider.key, provider.name) {
             defer { frame.leave(restoring: previous) }
             return provider.make()
         }

@@ -212,8 +212,14 @@ final class Frame: @unchecked Sendable {
     /// construction runs on that construction's thread, and is someone else.
     static var ownerAndInnermost: (Owner, Frame?) {
         let owner = Owner.current
-        if let innermost = ThreadFrames.innermost, innermost.owner == owner { return (owner, innermost) }
-        return (owner, boundCount.isZero ? nil : bound)
+        return (owner, innermost(of: owner, onThread: ThreadFrames.innermost))
+    }
+
+    /// The innermost construction of `owner`: the thread's innermost synchronous one if
+    /// `owner` filed it, else the task's bound one.
+    static func innermost(of owner: Owner, onThread threadInnermost: Frame?) -> Frame? {
+        if let threadInnermost, threadInnermost.owner == owner { return threadInnermost }
+        return boundCount.isZero ? nil : bound
     }
 
     /// Whether any construction may be running here: a frame in this thread's slot, or a
@@ -282,13 +288,19 @@ final class Frame: @unchecked Sendable {
     /// `container`: building it again could only recurse forever. Frames inherited from
     /// the task that created this one belong to someone else and end the walk, and so do
     /// ended ones.
+    ///
+    /// A caller that has fetched its thread's slot passes it as `thread`, sparing a lookup.
     static func checkNoCycle(
-        building key: RegistrationKey, in container: ObjectIdentifier, site: Site, owner: Owner, from innermost: Frame?
+        building key: RegistrationKey, in container: ObjectIdentifier, site: Site, owner: Owner, from innermost: Frame?,
+        thread: ThreadFrames.Slot? = nil
     ) {
         var frame = innermost
         // This thread's own frames: only those filed in the same bucket can match, then
         // the chain the outermost of them started in.
-        if let innermost, let filed = ThreadFrames.sameBucket(as: bucket(of: key, in: container), below: innermost) {
+        if let innermost,
+            let filed = thread.map({ $0.sameBucket(as: bucket(of: key, in: container), below: innermost) })
+                ?? ThreadFrames.sameBucket(as: bucket(of: key, in: container), below: innermost)
+        {
             var candidate = filed.candidates
             while let own = candidate {
                 if own.container == container && own.key == key {

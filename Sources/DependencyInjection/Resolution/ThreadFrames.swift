@@ -44,17 +44,21 @@ enum ThreadFrames {
         return key
     }()
 
-    private typealias Words = UnsafeMutablePointer<UnsafeMutableRawPointer?>
+    fileprivate typealias Words = UnsafeMutablePointer<UnsafeMutableRawPointer?>
 
     /// This thread's slot, made on first use.
-    private static var slot: Words {
-        if let slot = pthread_getspecific(key) { return slot.assumingMemoryBound(to: UnsafeMutableRawPointer?.self) }
+    ///
+    /// A construction that looks at its thread's frames several times (the plain factory
+    /// road: the innermost frame, the cycle check, the filing) fetches the slot once here
+    /// and asks it, instead of looking it up by key each time.
+    static var slot: Slot {
+        if let words = pthread_getspecific(key) { return Slot(words: words.assumingMemoryBound(to: UnsafeMutableRawPointer?.self)) }
         let count = firstBucketWord + bucketCount
-        let slot = malloc(count * MemoryLayout<UnsafeMutableRawPointer?>.stride)!
+        let words = malloc(count * MemoryLayout<UnsafeMutableRawPointer?>.stride)!
             .bindMemory(to: UnsafeMutableRawPointer?.self, capacity: count)
-        slot.initialize(repeating: nil, count: count)
-        pthread_setspecific(key, slot)
-        return slot
+        words.initialize(repeating: nil, count: count)
+        pthread_setspecific(key, words)
+        return Slot(words: words)
     }
 
     private static func frame(_ word: UnsafeMutableRawPointer?) -> Frame? {
@@ -63,18 +67,17 @@ enum ThreadFrames {
 
     /// The innermost synchronous construction running on this thread, if any.
     static var innermost: Frame? {
-        guard let slot = pthread_getspecific(key) else { return nil }
-        return frame(slot.assumingMemoryBound(to: UnsafeMutableRawPointer?.self)[innermostWord])
+        guard let words = pthread_getspecific(key) else { return nil }
+        return Slot(words: words.assumingMemoryBound(to: UnsafeMutableRawPointer?.self)).innermost
     }
 
-    /// The frames of this thread filed in `frame`'s bucket, innermost first, then the frame
-    /// the thread's outermost construction started in: what a cycle check looks at when
+    /// The frames of this thread filed in `bucket`, innermost first, then the frame the
+    /// thread's outermost construction started in: what a cycle check looks at when
     /// `innermost` is this thread's innermost frame. `nil` when it is not.
     static func sameBucket(as bucket: Int, below innermost: Frame) -> (candidates: Frame?, base: Frame?)? {
-        guard let raw = pthread_getspecific(key) else { return nil }
-        let slot = raw.assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
-        guard slot[innermostWord] == Unmanaged.passUnretained(innermost).toOpaque() else { return nil }
-        return (frame(slot[firstBucketWord + bucket]), frame(slot[baseWord]))
+        guard let words = pthread_getspecific(key) else { return nil }
+        return Slot(words: words.assumingMemoryBound(to: UnsafeMutableRawPointer?.self))
+            .sameBucket(as: bucket, below: innermost)
     }
 
     /// The next frame filed in the same bucket as `frame`, further out.
@@ -82,24 +85,42 @@ enum ThreadFrames {
         self.frame(frame.sameBucketBelow)
     }
 
+    /// Makes `frame` this thread's innermost construction, and files it in its bucket.
+    static func replace(with frame: Frame) -> Entry {
+        slot.file(frame)
+    }
+
+    /// One thread's slot, fetched once by a construction that reads and files frames.
+    struct Slot {
+        fileprivate let words: Words
+
+        /// The innermost synchronous construction running on the slot's thread, if any.
+        var innermost: Frame? { ThreadFrames.frame(words[innermostWord]) }
+
+        /// What ``ThreadFrames/sameBucket(as:below:)`` answers, for this slot.
+        func sameBucket(as bucket: Int, below innermost: Frame) -> (candidates: Frame?, base: Frame?)? {
+            guard words[innermostWord] == Unmanaged.passUnretained(innermost).toOpaque() else { return nil }
+            return (ThreadFrames.frame(words[firstBucketWord + bucket]), ThreadFrames.frame(words[baseWord]))
+        }
+
+        /// Makes `frame` the thread's innermost construction, and files it in its bucket.
+        func file(_ frame: Frame) -> Entry {
+            let previous = words[innermostWord]
+            let pointer = Unmanaged.passUnretained(frame).toOpaque()
+            if previous == nil { words[baseWord] = frame.parent.map { Unmanaged.passUnretained($0).toOpaque() } }
+            let bucket = firstBucketWord + frame.bucket
+            frame.sameBucketBelow = words[bucket]
+            words[bucket] = pointer
+            words[innermostWord] = pointer
+            return Entry(slot: words, previous: previous)
+        }
+    }
+
     /// What a construction puts back in the slot when it ends.
     @usableFromInline
     struct Entry {
         let slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>
         let previous: UnsafeMutableRawPointer?
-    }
-
-    /// Makes `frame` this thread's innermost construction, and files it in its bucket.
-    static func replace(with frame: Frame) -> Entry {
-        let slot = self.slot
-        let previous = slot[innermostWord]
-        let pointer = Unmanaged.passUnretained(frame).toOpaque()
-        if previous == nil { slot[baseWord] = frame.parent.map { Unmanaged.passUnretained($0).toOpaque() } }
-        let bucket = firstBucketWord + frame.bucket
-        frame.sameBucketBelow = slot[bucket]
-        slot[bucket] = pointer
-        slot[innermostWord] = pointer
-        return Entry(slot: slot, previous: previous)
     }
 
     /// Puts back what ``replace(with:)`` returned, when `frame`'s construction ends.

@@ -146,16 +146,25 @@ struct _SingletonTable {
 
     /// Moves every entry to a storage twice as large.
     ///
-    /// - Returns: The old storage, which releases its references to the boxes (now held by
-    ///   the new one too) when it goes.
+    /// The keys are distinct, so each entry goes to the first free slot from its home
+    /// without a comparison, and moves with its reference: no box is retained or released.
+    ///
+    /// - Returns: The old storage, emptied, for release after unlocking.
     private mutating func grow() -> AnyObject? {
         let old = storage
         let grown = Storage(capacity: Swift.max(8, ((old?.mask ?? -1) + 1) * 2))
-        storage = grown
-        guard let old else { return nil }
-        for index in 0...old.mask {
-            if let box = old.boxes[index] { _ = insert(box.takeUnretainedValue(), for: old.keys[index]) }
+        if let old {
+            for index in 0..<(old.mask + 1) {
+                guard let box = old.boxes[index] else { continue }
+                var slot = old.keys[index]._rawHashValue(seed: 0) & grown.mask
+                while grown.boxes[slot] != nil { slot = (slot &+ 1) & grown.mask }
+                (grown.keys + slot).moveInitialize(from: old.keys + index, count: 1)
+                grown.boxes[slot] = box
+                old.boxes[index] = nil
+            }
+            (grown.count, old.count) = (old.count, 0)
         }
+        storage = grown
         return old
     }
 }
