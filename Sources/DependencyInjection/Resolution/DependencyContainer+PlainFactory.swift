@@ -43,9 +43,7 @@ extension DependencyContainer {
         let site = Site(name: .registration(name), fileID: key.file, line: key.line)
         let id = ObjectIdentifier(self)
         Frame.checkNoCycle(building: key, in: id, site: site, owner: owner, from: enclosing, thread: thread)
-        let frame = Frame(
-            container: id, building: self, keepsResult: false, key: key, site: site, servesScope: nil, trace: nil,
-            owner: owner, parent: enclosing)
+        let frame = Frame.plain(container: self, key: key, site: site, owner: owner, parent: enclosing, thread: thread)
         return (frame, thread.file(frame))
     }
 }

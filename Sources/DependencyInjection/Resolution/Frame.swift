@@ -104,31 +104,31 @@ final class Frame: @unchecked Sendable {
     static var current: Frame? { ownerAndInnermost.1 }
 
     /// What cycles are keyed by: the container, or the `@Dependency` storage, that builds.
-    let container: ObjectIdentifier
+    @exclusivity(unchecked) private(set) var container: ObjectIdentifier
     /// The container that runs this construction (or that a `@Dependency` resolves from).
     /// Read only through ``building(from:owner:)``, by the frame's owner while the frame is
     /// active, when the container is busy and so alive; `unowned(unsafe)` spares a
     /// reference count on every construction, and a frame inherited by a task that
     /// outlives the container never reads it.
-    unowned(unsafe) let building: DependencyContainer
-    let buildingID: ObjectIdentifier
+    @exclusivity(unchecked) private(set) unowned(unsafe) var building: DependencyContainer
+    @exclusivity(unchecked) private(set) var buildingID: ObjectIdentifier
     /// Whether `building` keeps what this frame builds (a singleton, or an object the
     /// container keeps whose property this frame resolves): a `@Dependency` created under
     /// it must not hold that container strongly.
-    let keepsResult: Bool
-    let key: RegistrationKey
-    let site: Site
+    @exclusivity(unchecked) private(set) var keepsResult: Bool
+    @exclusivity(unchecked) private(set) var key: RegistrationKey
+    @exclusivity(unchecked) private(set) var site: Site
     /// The scope container this frame builds for, when `building` is that scope's app
     /// container building an app-wide instance the scope asked for: what the construction
     /// asks of the scope, it asks of `building`.
-    let servesScope: ObjectIdentifier?
-    let owner: Owner
-    let parent: Frame?
+    @exclusivity(unchecked) private(set) var servesScope: ObjectIdentifier?
+    @exclusivity(unchecked) private(set) var owner: Owner
+    @exclusivity(unchecked) private(set) var parent: Frame?
     /// The trace batch of the outermost traced resolution, if tracing.
-    let trace: TraceBatch?
-    let depth: Int
+    @exclusivity(unchecked) private(set) var trace: TraceBatch?
+    @exclusivity(unchecked) private(set) var depth: Int
     /// Which of its thread's buckets files this frame (see ``ThreadFrames``).
-    let bucket: Int
+    @exclusivity(unchecked) private(set) var bucket: Int
     /// The next frame of the same bucket further out, while this one is filed on its thread.
     /// Only its own thread touches it, while the frame is filed.
     @exclusivity(unchecked) var sameBucketBelow: UnsafeMutableRawPointer?
@@ -136,6 +136,11 @@ final class Frame: @unchecked Sendable {
     /// its owner touches them, one step at a time, while the frame is active, and they go
     /// when it ends. Exclusivity is not checked dynamically: every construction would pay.
     @exclusivity(unchecked) var graphInstances = GraphInstances()
+    /// Whether an owner other than this frame's may have seen it: it, or a frame running
+    /// inside it, was bound as a task-local value, waited, or resolved a property others
+    /// wait for. Only the owner reads and writes it. A shared frame is never reused: see
+    /// ``leave(_:restoring:)``.
+    @exclusivity(unchecked) private var isShared = false
 
     init(
         container: ObjectIdentifier, building: DependencyContainer, keepsResult: Bool, key: RegistrationKey,
@@ -155,10 +160,65 @@ final class Frame: @unchecked Sendable {
         self.bucket = Frame.bucket(of: key, in: container)
     }
 
+    /// A frame for a factory that nothing else sees (see
+    /// ``DependencyContainer/beginPlainFactory(_:_:)``): an ended one of this thread's,
+    /// reused, or a new one.
+    static func plain(
+        container: DependencyContainer, key: RegistrationKey, site: Site, owner: Owner, parent: Frame?,
+        thread: ThreadFrames.Slot
+    ) -> Frame {
+        let id = ObjectIdentifier(container)
+        guard let frame = thread.takeSpare() else {
+            return Frame(
+                container: id, building: container, keepsResult: false, key: key, site: site, servesScope: nil,
+                trace: nil, owner: owner, parent: parent)
+        }
+        (frame.container, frame.building, frame.buildingID, frame.keepsResult) = (id, container, id, false)
+        (frame.key, frame.site, frame.servesScope, frame.owner) = (key, site, nil, owner)
+        (frame.parent, frame.trace, frame.depth) = (parent, nil, (parent?.depth ?? -1) + 1)
+        frame.bucket = Frame.bucket(of: key, in: id)
+        frame.activeWord = UnsafeRawPointer(bitPattern: 1)
+        return frame
+    }
+
+    /// Ends a plain factory's frame, and keeps it for reuse on this thread when no one
+    /// else holds it.
+    ///
+    /// A frame is reused only if its owner alone ever saw it (see ``markShared()``): a
+    /// task that read it and let go of it leaves no trace the reuse would wait for.
+    @usableFromInline
+    static func leave(_ frame: inout Frame, restoring previous: ThreadFrames.Entry) {
+        frame.leave(restoring: previous)
+        guard !frame.isShared, isKnownUniquelyReferenced(&frame) else { return }
+        // What the frame refers to goes now, as it would with the frame: the enclosing
+        // frame, and the argument of a parameterized registration.
+        frame.parent = nil
+        if frame.key.argument != nil { frame.key = frame.key.registration }
+        previous.thread.keepSpare(frame)
+    }
+
+    /// Marks this frame, and the frames of its owner it runs inside, as seen by other
+    /// owners, before they can be: a task started inside it inherits the chain, and a
+    /// waiter or the wait graph may read it. The walk stops at the first frame already
+    /// marked, or of another owner (which its own owner marked when it shared it).
+    ///
+    /// ```swift
+    /// frame.markShared()
+    /// return try Frame.$bound.withValue(frame, operation: body)
+    /// ```
+    func markShared() {
+        var frame: Frame? = self
+        while let current = frame, !current.isShared, current.owner == owner {
+            current.isShared = true
+            frame = current.parent
+        }
+    }
+
     /// Runs `body` with this frame bound as the innermost construction, and ends the frame
     /// when `body` returns.
     func bind<Result>(_ body: () throws -> Result) rethrows -> Result {
         guard fitsThreadSlot else {
+            markShared()
             Frame.boundCount.increment()
             defer {
                 Frame.boundCount.decrement()
@@ -173,6 +233,7 @@ final class Frame: @unchecked Sendable {
         // it resolves joins the batch; other frames matter only to their own owner, and
         // stay off the task-local chain.
         guard keepsResult || trace != nil else { return try body() }
+        markShared()
         Frame.boundCount.increment()
         defer { Frame.boundCount.decrement() }
         return try Frame.$bound.withValue(self, operation: body)
@@ -183,6 +244,7 @@ final class Frame: @unchecked Sendable {
     func bind<Result>(
         _ body: () async throws -> Result, isolation: isolated (any Actor)? = #isolation
     ) async rethrows -> Result {
+        markShared()
         Frame.boundCount.increment()
         defer {
             Frame.boundCount.decrement()

@@ -31,7 +31,11 @@ enum ThreadFrames {
     /// outermost of this thread's frames started in, if any), then the buckets.
     private static let innermostWord = 0
     private static let baseWord = 1
-    private static let firstBucketWord = 2
+    private static let spareCountWord = 2
+    private static let firstSpareWord = 3
+    /// How many ended frames a thread keeps for reuse: enough for a chain of factories.
+    static let spareCapacity = 16
+    private static let firstBucketWord = firstSpareWord + spareCapacity
     static let bucketCount = 64
 
     /// The key of each thread's slot, allocated on the thread's first construction and
@@ -39,7 +43,11 @@ enum ThreadFrames {
     /// `pthread_setspecific` on every construction.
     private static let key: pthread_key_t = {
         var key = pthread_key_t()
-        let status = pthread_key_create(&key) { free($0) }
+        let status = pthread_key_create(&key) { words in
+            guard let words else { return }
+            Slot(words: words.assumingMemoryBound(to: UnsafeMutableRawPointer?.self)).releaseSpares()
+            free(words)
+        }
         precondition(status == 0, "pthread_key_create failed with \(status)")
         return key
     }()
@@ -103,6 +111,33 @@ enum ThreadFrames {
             return (ThreadFrames.frame(words[firstBucketWord + bucket]), ThreadFrames.frame(words[baseWord]))
         }
 
+        /// How many ended frames the thread keeps for reuse.
+        fileprivate(set) var spareCount: Int {
+            get { Int(bitPattern: words[spareCountWord]) }
+            nonmutating set { words[spareCountWord] = UnsafeMutableRawPointer(bitPattern: newValue) }
+        }
+
+        /// An ended frame of this thread's to reuse, if one is kept.
+        func takeSpare() -> Frame? {
+            let count = spareCount
+            guard count > 0 else { return nil }
+            spareCount = count - 1
+            return Unmanaged<Frame>.fromOpaque(words[firstSpareWord + count - 1].unsafelyUnwrapped).takeRetainedValue()
+        }
+
+        /// Keeps `frame`, ended and referenced by no one else, for reuse on this thread.
+        func keepSpare(_ frame: Frame) {
+            let count = spareCount
+            guard count < spareCapacity else { return }
+            words[firstSpareWord + count] = Unmanaged.passRetained(frame).toOpaque()
+            spareCount = count + 1
+        }
+
+        /// Lets go of the kept frames, when the thread ends.
+        fileprivate func releaseSpares() {
+            while let spare = takeSpare() { withExtendedLifetime(spare) {} }
+        }
+
         /// Makes `frame` the thread's innermost construction, and files it in its bucket.
         func file(_ frame: Frame) -> Entry {
             let previous = words[innermostWord]
@@ -121,6 +156,9 @@ enum ThreadFrames {
     struct Entry {
         let slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>
         let previous: UnsafeMutableRawPointer?
+
+        /// The slot of the thread the entry was made on.
+        var thread: Slot { Slot(words: slot) }
     }
 
     /// Puts back what ``replace(with:)`` returned, when `frame`'s construction ends.
