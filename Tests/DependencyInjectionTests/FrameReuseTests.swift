@@ -36,6 +36,14 @@ final class HolderOfFrameSeen {
 
 extension DependencyContainer {
     var frameSeen: Provider<FrameSeen> { factory { FrameSeen(frame: Frame.current.map(ObjectIdentifier.init)) } }
+    var frameSeenOnce: Provider<FrameSeen> { singleton { FrameSeen(frame: nil) } }
+    /// A factory that builds a singleton, whose frame is bound for the tasks it may start.
+    var seenUnderASingleton: Provider<FrameSeen> {
+        factory {
+            _ = self.frameSeenOnce()
+            return FrameSeen(frame: Frame.current.map(ObjectIdentifier.init))
+        }
+    }
     var spawnsAReader: Provider<SpawnsAReader> { factory { SpawnsAReader() } }
     var cachedSpawnsAReader: Provider<SpawnsAReader> { singleton { SpawnsAReader() } }
     /// A factory that builds a singleton, whose construction starts a task.
@@ -118,19 +126,38 @@ private final class ThreadWork {
             ThreadFrames.slot.keepSpare(spare)
             return true
         }
+        let released = kept.frame == nil
         #expect(found, "the thread kept no frame")
-        #expect(kept.frame == nil, "the ended thread still holds the frames it kept")
+        #expect(released, "the ended thread still holds the frames it kept")
     }
 
     @Test func theArgumentOfAParameterizedFactoryIsReleasedWhenItsResolutionEnds() {
         let releases = Counter()
-        let spares = onAThreadThatEnds {
+        let (spares, released) = onAThreadThatEnds {
             let container = DependencyContainer()
             for id in 0..<3 { _ = container[frameSeenFor: CountedArgument(id: id, releases: releases)]() }
-            return ThreadFrames.slot.spareCount
+            return (ThreadFrames.slot.spareCount, releases.count)
         }
         #expect(spares == 1)
-        #expect(releases.count == 3, "a frame kept for reuse still holds an argument")
+        #expect(released == 3, "a frame kept for reuse still holds an argument")
+    }
+
+    @Test func aFrameUnderAFrameBoundForTasksIsNeverReused() {
+        let (spares, afterSingleton, afterFactory) = onAThreadThatEnds {
+            let container = DependencyContainer()
+            _ = container.frameSeen()
+            let spares = ThreadFrames.slot.spareCount
+            // The singleton's frame is bound as a task-local value, so that a task its
+            // construction starts sees the chain, down to this factory's frame: however
+            // the construction ends, the factory's frame may have been read elsewhere.
+            _ = container.seenUnderASingleton()
+            let afterSingleton = ThreadFrames.slot.spareCount
+            _ = container.frameSeen()
+            return (spares, afterSingleton, ThreadFrames.slot.spareCount)
+        }
+        #expect(spares == 1)
+        #expect(afterSingleton == 0, "a frame other owners may have seen went back to the spares")
+        #expect(afterFactory == 1)
     }
 
     @Test func aFrameATaskMayHaveReadIsNotReused() async {
