@@ -146,8 +146,6 @@ final class DependencyStorage: @unchecked Sendable {
             return construction.wait(as: owner, innermost: enclosing)
         case .resolve(let frame, let container, let generation):
             // No cycle check: this frame is new, and no frame of this property is running.
-            // Other owners may wait for it, and read it, while it resolves.
-            frame.markShared()
             let box = frame.bind { resolve(container, keyPath) }
             let (ended, waiting): (Frame?, InFlight?) = lock.withLock { _ in
                 defer { (resolvingFrame, waited) = (nil, nil) }

@@ -137,8 +137,8 @@ final class Frame: @unchecked Sendable {
     /// when it ends. Exclusivity is not checked dynamically: every construction would pay.
     @exclusivity(unchecked) var graphInstances = GraphInstances()
     /// Whether an owner other than this frame's may have seen it: it, or a frame running
-    /// inside it, was bound as a task-local value, waited, or resolved a property others
-    /// wait for. Only the owner reads and writes it. A shared frame is never reused: see
+    /// inside it, was bound as a task-local value (which tasks inherit), or waited (the
+    /// wait graph reads a waiter's frames). Only the owner reads and writes it. A shared frame is never reused: see
     /// ``leave(_:restoring:)``.
     @exclusivity(unchecked) private var isShared = false
 
@@ -207,10 +207,12 @@ final class Frame: @unchecked Sendable {
     /// return try Frame.$bound.withValue(frame, operation: body)
     /// ```
     func markShared() {
-        var frame: Frame? = self
-        while let current = frame, !current.isShared, current.owner == owner {
+        // Unowned references: every frame on the way is held by the one inside it.
+        unowned(unsafe) var current = self
+        while !current.isShared {
             current.isShared = true
-            frame = current.parent
+            guard let parent = current.parent, parent.owner == owner else { return }
+            current = parent
         }
     }
 
@@ -279,6 +281,7 @@ final class Frame: @unchecked Sendable {
 
     /// The innermost construction of `owner`: the thread's innermost synchronous one if
     /// `owner` filed it, else the task's bound one.
+    @inline(__always)
     static func innermost(of owner: Owner, onThread threadInnermost: Frame?) -> Frame? {
         if let threadInnermost, threadInnermost.owner == owner { return threadInnermost }
         return boundCount.isZero ? nil : bound
