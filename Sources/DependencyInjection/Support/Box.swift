@@ -18,18 +18,18 @@ class AnyBox: @unchecked Sendable {
 /// ```
 @usableFromInline
 class Box<Value>: AnyBox, @unchecked Sendable {
-    // @unchecked: set once in init (and emptied only by `MainActorBox`'s deinit, when no one
-    // else can read it); the registration helpers that cache a value across threads require
-    // it to be `Sendable`, or keep it on the main actor (`MainActorBox`). A graph instance's
-    // box is read only by the owner of the resolution that built it.
-    @exclusivity(unchecked) @usableFromInline final var stored: Value?
+    // @unchecked: immutable; the registration helpers that cache a value across threads
+    // require it to be `Sendable`, or keep it on the main actor (`MainActorBox`). A graph
+    // instance's box is read only by the owner of the resolution that built it.
+
+    /// The value. Not optional: destroying a `Value?` of a generic type looks up the
+    /// optional's metadata, which cost every dropped box some 500 instructions.
+    @usableFromInline final let value: Value
+
     @usableFromInline init(_ value: Value) {
-        self.stored = value
+        self.value = value
         super.init()
     }
-
-    /// The value; present until the box is released.
-    @inlinable final var value: Value { stored.unsafelyUnwrapped }
 
     override final var object: AnyObject { value as AnyObject }
 }
@@ -41,15 +41,34 @@ class Box<Value>: AnyBox, @unchecked Sendable {
 /// ```swift
 /// let box: AnyBox = MainActorBox(LiveFeedStore())   // LiveFeedStore's deinit runs on main
 /// ```
+///
+/// Off the main thread, its `deinit` gives a copy of the value to a ``MainActorHandOff``
+/// kept in ``handOff``. A class's stored properties are destroyed after its superclass's
+/// (`ObjectLayoutTests` holds the compiler to that), so the box lets go of its own copy
+/// first, and the hand-off, released last, sends the only copy left to the main queue.
 @usableFromInline
 final class MainActorBox<Value>: Box<Value>, @unchecked Sendable {
+    /// Set only by `deinit`, off the main thread; destroyed after `value`.
+    private var handOff: MainActorHandOff<Value>?
+
     @usableFromInline override init(_ value: Value) { super.init(value) }
 
     deinit {
         guard !MainActorThread.isCurrent else { return }
-        // Moves the value out, so that the block holds its only reference: whichever of
-        // this thread and the main queue let go last would otherwise run its deinit.
-        let last = MainActorRelease(stored.take())
+        handOff = MainActorHandOff(value)
+    }
+}
+
+/// A main-actor value's last copy, on its way to the main queue: when it goes, it moves
+/// the value into a block for the main queue, whose release there is the last.
+private final class MainActorHandOff<Value> {
+    private var value: Value?
+    init(_ value: Value) { self.value = value }
+
+    deinit {
+        // Moved out, so that the block holds the only reference: whichever of this thread
+        // and the main queue let go last would otherwise run the value's deinit.
+        let last = MainActorRelease(value.take())
         DispatchQueue.main.async { last.release() }
     }
 }
