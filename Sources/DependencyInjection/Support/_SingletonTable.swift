@@ -1,3 +1,11 @@
+#if canImport(Darwin)
+import Darwin
+#elseif canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 /// The built singletons of one container: an open-addressing hash table read on every
 /// cached resolution.
 ///
@@ -28,9 +36,14 @@ struct _SingletonTable {
         /// Only touched under the owning container's lock, so not checked dynamically.
         @exclusivity(unchecked) @usableFromInline var count = 0
 
+        /// The buffers come from `malloc`: `UnsafeMutablePointer.allocate` asks the runtime
+        /// for an aligned allocation (`posix_memalign` on Linux), which costs several times
+        /// as much, and a container's first singleton allocates them.
         init(capacity: Int) {
-            keys = .allocate(capacity: capacity)
-            boxes = .allocate(capacity: capacity)
+            keys = malloc(capacity * MemoryLayout<RegistrationKey>.stride)!
+                .bindMemory(to: RegistrationKey.self, capacity: capacity)
+            boxes = malloc(capacity * MemoryLayout<Unmanaged<AnyObject>?>.stride)!
+                .bindMemory(to: Unmanaged<AnyObject>?.self, capacity: capacity)
             boxes.initialize(repeating: nil, count: capacity)
             mask = capacity - 1
         }
@@ -42,8 +55,8 @@ struct _SingletonTable {
                     (keys + index).deinitialize(count: 1)
                 }
             }
-            keys.deallocate()
-            boxes.deallocate()
+            free(keys)
+            free(boxes)
         }
     }
 
