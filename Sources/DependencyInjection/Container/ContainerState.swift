@@ -22,7 +22,7 @@ struct ContainerState {
     /// runs, every resolution in this container counts as a use of it, wherever it comes
     /// from (a helper queue, a detached task): so no use is missed, and an override of
     /// anything resolved meanwhile drops the instance being built.
-    var building: [InFlight] = [] {
+    var building = RunningConstructions() {
         didSet { isBuilding = !building.isEmpty }
     }
     /// Whether `building` has any construction: read on every cached resolution.
@@ -126,7 +126,7 @@ struct ContainerState {
         _ construction: InFlight, keeping object: AnyObject?, weakly: Bool, teardown: PendingTeardown?,
         released: inout [Any]
     ) {
-        if let index = building.firstIndex(where: { $0 === construction }) { building.remove(at: index) }
+        building.remove(construction)
         // One probe: the entry is taken out, and put back if an override or reset replaced
         // this construction meanwhile.
         guard let entry = entries.removeValue(forKey: construction.key) else { return }
@@ -198,6 +198,7 @@ struct ContainerState {
     /// registration, all arguments together, so that arguments resolved while something is
     /// built cannot pile up.
     mutating func recordUse(of key: RegistrationKey) {
+        guard isBuilding else { return }
         let used = key.registration
         for construction in building where construction.key != key {
             // A construction usually uses a few things: room for them at once, instead of
