@@ -182,14 +182,6 @@ extension DependencyContainer {
     var appWideTag: Provider<String> { singleton { "app-wide(" + self.engineTagged() + ")" } }
 }
 
-/// ``finishesWithoutHanging(_:)`` from a thread of its own: the test's task never blocks a
-/// thread of the cooperative pool, which the tasks that `work` starts need.
-private func finishesWithoutHangingOffThePool(_ work: @escaping @Sendable () -> Void) async -> Bool {
-    await withCheckedContinuation { finished in
-        Thread { finished.resume(returning: finishesWithoutHanging(work)) }.start()
-    }
-}
-
 @Suite struct EngineSpeedAttackTests {
     private func tagged(_ tag: String, parent: DependencyContainer? = nil) -> DependencyContainer {
         let container = parent.map { DependencyContainer(parent: $0) } ?? DependencyContainer()

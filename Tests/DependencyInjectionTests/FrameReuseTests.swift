@@ -57,8 +57,15 @@ extension DependencyContainer {
 
 /// Runs `body` on a new thread and waits until the thread has ended, its thread-specific
 /// data destroyed; returns what `body` returned. Expectations are checked by the caller:
-/// a thread outside the test's task cannot name the test.
-private func onAThreadThatEnds<Result: Sendable>(_ body: @escaping @Sendable () -> Result) -> Result {
+/// a thread outside the test's task cannot name the test. The waiting is done on a thread
+/// of its own, so that no thread of the cooperative pool is blocked.
+private func onAThreadThatEnds<Result: Sendable>(_ body: @escaping @Sendable () -> Result) async -> Result {
+    await withCheckedContinuation { done in
+        Thread { done.resume(returning: joiningAThreadThatRuns(body)) }.start()
+    }
+}
+
+private func joiningAThreadThatRuns<Result: Sendable>(_ body: @escaping @Sendable () -> Result) -> Result {
     let result = ThreadResult<Result>()
     let context = Unmanaged.passRetained(ThreadWork { result.value = body() }).toOpaque()
     #if canImport(Darwin)
@@ -96,8 +103,8 @@ private final class ThreadWork {
 /// A plain factory's frame is reused by the next construction on its thread, unless
 /// another owner may have seen it, and what it referred to is let go when it ends.
 @Suite struct FrameReuseTests {
-    @Test func aThreadReusesTheFrameOfAFactoryThatEnded() {
-        let (first, spares, second, sparesAfter) = onAThreadThatEnds {
+    @Test func aThreadReusesTheFrameOfAFactoryThatEnded() async {
+        let (first, spares, second, sparesAfter) = await onAThreadThatEnds {
             let container = DependencyContainer()
             let first = container.frameSeen()
             let spares = ThreadFrames.slot.spareCount
@@ -107,8 +114,8 @@ private final class ThreadWork {
         #expect(first != nil && first == second)
     }
 
-    @Test func aChainKeepsAtMostTheSpareCapacityAndEveryLevelIsRight() {
-        let (values, spares) = onAThreadThatEnds {
+    @Test func aChainKeepsAtMostTheSpareCapacityAndEveryLevelIsRight() async {
+        let (values, spares) = await onAThreadThatEnds {
             let container = DependencyContainer()
             return ([container[countdown: 40](), container[countdown: 40]()], ThreadFrames.slot.spareCount)
         }
@@ -116,10 +123,10 @@ private final class ThreadWork {
         #expect(spares == ThreadFrames.spareCapacity)
     }
 
-    @Test func framesKeptForReuseGoWithTheirThread() {
+    @Test func framesKeptForReuseGoWithTheirThread() async {
         final class WeakFrame: @unchecked Sendable { weak var frame: Frame? }
         let kept = WeakFrame()
-        let found = onAThreadThatEnds {
+        let found = await onAThreadThatEnds {
             _ = DependencyContainer()[countdown: 3]()
             guard let spare = ThreadFrames.slot.takeSpare() else { return false }
             kept.frame = spare
@@ -131,9 +138,9 @@ private final class ThreadWork {
         #expect(released, "the ended thread still holds the frames it kept")
     }
 
-    @Test func theArgumentOfAParameterizedFactoryIsReleasedWhenItsResolutionEnds() {
+    @Test func theArgumentOfAParameterizedFactoryIsReleasedWhenItsResolutionEnds() async {
         let releases = Counter()
-        let (spares, released) = onAThreadThatEnds {
+        let (spares, released) = await onAThreadThatEnds {
             let container = DependencyContainer()
             for id in 0..<3 { _ = container[frameSeenFor: CountedArgument(id: id, releases: releases)]() }
             return (ThreadFrames.slot.spareCount, releases.count)
@@ -142,8 +149,8 @@ private final class ThreadWork {
         #expect(released == 3, "a frame kept for reuse still holds an argument")
     }
 
-    @Test func aFrameUnderAFrameBoundForTasksIsNeverReused() {
-        let (spares, afterSingleton, afterFactory) = onAThreadThatEnds {
+    @Test func aFrameUnderAFrameBoundForTasksIsNeverReused() async {
+        let (spares, afterSingleton, afterFactory) = await onAThreadThatEnds {
             let container = DependencyContainer()
             _ = container.frameSeen()
             let spares = ThreadFrames.slot.spareCount
@@ -161,7 +168,7 @@ private final class ThreadWork {
     }
 
     @Test func aFrameATaskMayHaveReadIsNotReused() async {
-        let (spares, afterSingleton, afterFactories, readers) = onAThreadThatEnds {
+        let (spares, afterSingleton, afterFactories, readers) = await onAThreadThatEnds {
             let container = DependencyContainer()
             _ = container.frameSeen()
             let spares = ThreadFrames.slot.spareCount
@@ -181,7 +188,7 @@ private final class ThreadWork {
     }
 
     @Test func reusedFramesStillFindCyclesAndServeTheirOwnContainer() async {
-        let results = onAThreadThatEnds {
+        let results = await onAThreadThatEnds {
             let one = DependencyContainer()
             let other = DependencyContainer()
             return (0..<50).map { _ in one[countdown: 5]() == 5 && other.frameSeen().frame != nil }
@@ -201,14 +208,17 @@ private final class ThreadWork {
         let container = DependencyContainer()
         let readers = Collected<Task<Void, Never>>()
         let values = Collected<Int>()
-        concurrently(threads: 6) { _ in
-            for round in 0..<60 {
-                values.append(container[countdown: 4]())
-                readers.append(container.readerUnderASingleton().reader)
-                if round % 3 == 0 { readers.append(container.readerUnderAFactory().reader) }
-                if round % 5 == 0 { container.reset() }
+        let finished = await finishesWithoutHangingOffThePool {
+            concurrently(threads: 6) { _ in
+                for round in 0..<60 {
+                    values.append(container[countdown: 4]())
+                    readers.append(container.readerUnderASingleton().reader)
+                    if round % 3 == 0 { readers.append(container.readerUnderAFactory().reader) }
+                    if round % 5 == 0 { container.reset() }
+                }
             }
         }
+        #expect(finished)
         #expect(values.values.count == 360 && values.values.allSatisfy { $0 == 4 })
         for reader in readers.values { await reader.value }
     }

@@ -51,3 +51,12 @@ func endsWithoutHanging(_ work: @escaping @Sendable () async -> Void) async -> B
     Thread { verdict.put(isSignalledBeforeTheHangLimit(finished)) }.start()
     return await verdict.value()
 }
+
+/// ``finishesWithoutHanging(_:)`` from a thread of its own: the test's task never blocks a
+/// thread of the cooperative pool, which the tasks that `work` starts, and the other tests
+/// running meanwhile, need.
+func finishesWithoutHangingOffThePool(_ work: @escaping @Sendable () -> Void) async -> Bool {
+    await withCheckedContinuation { finished in
+        Thread { finished.resume(returning: finishesWithoutHanging(work)) }.start()
+    }
+}
