@@ -59,7 +59,7 @@ extension DependencyContainer {
 /// data destroyed; returns what `body` returned. Expectations are checked by the caller:
 /// a thread outside the test's task cannot name the test. The waiting is done on a thread
 /// of its own, so that no thread of the cooperative pool is blocked.
-private func onAThreadThatEnds<Result: Sendable>(_ body: @escaping @Sendable () -> Result) async -> Result {
+func onAThreadThatEnds<Result: Sendable>(_ body: @escaping @Sendable () -> Result) async -> Result {
     await withCheckedContinuation { done in
         Thread { done.resume(returning: joiningAThreadThatRuns(body)) }.start()
     }
