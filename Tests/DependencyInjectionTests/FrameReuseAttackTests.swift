@@ -218,11 +218,9 @@ extension DependencyContainer {
         let container = DependencyContainer()
         let values = Collected<Int>()
         for round in 0..<30 {
-            #expect(await finishesWithoutHangingOffThePool {
-                concurrently(threads: 4) { _ in
-                    values.append(container[waiterOuter: round]())
-                    values.append(container[countdown: 20]())
-                }
+            #expect(await concurrentlyOffThePool(threads: 4) { _ in
+                values.append(container[waiterOuter: round]())
+                values.append(container[countdown: 20]())
             })
         }
         #expect(values.values.count == 240)
@@ -235,10 +233,8 @@ extension DependencyContainer {
         let container = DependencyContainer()
         let values = Collected<Int>()
         for _ in 0..<15 {
-            #expect(await finishesWithoutHangingOffThePool {
-                concurrently(threads: 4) { thread in
-                    for _ in 0..<(thread + 1) * 5 { values.append(container[countdown: 17]()) }
-                }
+            #expect(await concurrentlyOffThePool(threads: 4) { thread in
+                for _ in 0..<(thread + 1) * 5 { values.append(container[countdown: 17]()) }
             })
         }
         #expect(values.values.allSatisfy { $0 == 17 })

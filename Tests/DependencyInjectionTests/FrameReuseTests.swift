@@ -208,14 +208,12 @@ private final class ThreadWork {
         let container = DependencyContainer()
         let readers = Collected<Task<Void, Never>>()
         let values = Collected<Int>()
-        let finished = await finishesWithoutHangingOffThePool {
-            concurrently(threads: 6) { _ in
-                for round in 0..<60 {
-                    values.append(container[countdown: 4]())
-                    readers.append(container.readerUnderASingleton().reader)
-                    if round % 3 == 0 { readers.append(container.readerUnderAFactory().reader) }
-                    if round % 5 == 0 { container.reset() }
-                }
+        let finished = await concurrentlyOffThePool(threads: 6) { _ in
+            for round in 0..<60 {
+                values.append(container[countdown: 4]())
+                readers.append(container.readerUnderASingleton().reader)
+                if round % 3 == 0 { readers.append(container.readerUnderAFactory().reader) }
+                if round % 5 == 0 { container.reset() }
             }
         }
         #expect(finished)

@@ -52,3 +52,11 @@ final class Collected<Value>: @unchecked Sendable {
         return items
     }
 }
+
+/// ``concurrently(threads:_:)`` behind the hang guard, from a thread of its own: the test's
+/// task never blocks a thread of the cooperative pool while the threads run.
+///
+/// - Returns: Whether every thread finished before the hang limit.
+func concurrentlyOffThePool(threads: Int = 8, _ body: @escaping @Sendable (Int) -> Void) async -> Bool {
+    await finishesWithoutHangingOffThePool { concurrently(threads: threads, body) }
+}
