@@ -12,8 +12,8 @@ extension DependencyContainer {
     /// them:
     ///
     /// ```swift
-    /// if let (frame, previous) = beginPlainFactory(provider.key, provider.name) {
-    ///     defer { frame.leave(restoring: previous) }
+    /// if case (var frame, let previous)? = beginPlainFactory(provider.key, provider.name) {
+    ///     defer { Frame.leave(&frame, restoring: previous) }   // kept for reuse if unshared
     ///     return provider.make()
     /// }
     /// ```

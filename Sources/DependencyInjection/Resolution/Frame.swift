@@ -137,9 +137,10 @@ final class Frame: @unchecked Sendable {
     /// when it ends. Exclusivity is not checked dynamically: every construction would pay.
     @exclusivity(unchecked) var graphInstances = GraphInstances()
     /// Whether an owner other than this frame's may have seen it: it, or a frame running
-    /// inside it, was bound as a task-local value (which tasks inherit), or waited (the
-    /// wait graph reads a waiter's frames). Only the owner reads and writes it. A shared frame is never reused: see
-    /// ``leave(_:restoring:)``.
+    /// inside it, was bound as a task-local value, which tasks inherit. Only the owner
+    /// reads and writes it. A shared frame is never reused: see ``leave(_:restoring:)``.
+    /// (The wait graph also reads waiters' frames, but only under its lock, which a waiter
+    /// takes again before its frame can end.)
     @exclusivity(unchecked) private var isShared = false
 
     init(
@@ -198,9 +199,9 @@ final class Frame: @unchecked Sendable {
     }
 
     /// Marks this frame, and the frames of its owner it runs inside, as seen by other
-    /// owners, before they can be: a task started inside it inherits the chain, and a
-    /// waiter or the wait graph may read it. The walk stops at the first frame already
-    /// marked, or of another owner (which its own owner marked when it shared it).
+    /// owners, before they can be: a task started inside it inherits the chain. The walk
+    /// stops at the first frame already marked, or of another owner (which its own owner
+    /// marked when it shared it).
     ///
     /// ```swift
     /// frame.markShared()

@@ -40,7 +40,6 @@ enum WaitGraph {
     /// Records that `owner` waits for `target`, or stops with the chain when that would
     /// close a cycle.
     static func beginWaiting(_ owner: Owner, innermost: Frame?, on target: InFlight) {
-        innermost?.markShared()
         let cycle: [Site]? = waits.withLock { waits in
             var segments: [Site] = []
             var next = target
