@@ -14,6 +14,23 @@ import Testing
         #expect(counter.withLock { $0 } == 1_001)
     }
 
+    /// A change under a lock hands what it takes out to a bag that is released once the
+    /// lock is free: a `deinit` that takes the lock would deadlock otherwise. The bag keeps
+    /// two values in itself and the rest in an array; every one of them is released.
+    @Test(arguments: [0, 1, 2, 3, 50])
+    func everythingTakenOutUnderTheLockIsReleasedOnceTheLockIsFree(count: Int) throws {
+        let releases = _Locked(0)
+        let finished = finishesWithoutHanging {
+            releases.withLock(releasingAfter: { _, released in
+                for _ in 0..<count { released.append(LockTakingObject(releases)) }
+                released.keep(nil as LockTakingObject?)
+                #expect(released.count == count)
+            })
+        }
+        try #require(finished, "a value was released while the lock was held: its deinit took the lock")
+        #expect(releases.withLock { $0 } == count, "not every value taken out was released")
+    }
+
     @Test func aLockWithAZeroSizeStateStopsAndNamesTheStateToUse() async {
         // Its state would sit one past the end of the lock's object, in another object.
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
@@ -21,4 +38,11 @@ import Testing
         }
         #expect(standardError(of: result).contains("use _Locked<_Elsewhere>"))
     }
+}
+
+/// An object whose `deinit` takes a lock, counting its release there.
+private final class LockTakingObject: Sendable {
+    let releases: _Locked<Int>
+    init(_ releases: _Locked<Int>) { self.releases = releases }
+    deinit { releases.withLock { $0 += 1 } }
 }

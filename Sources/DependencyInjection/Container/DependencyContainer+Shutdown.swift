@@ -123,7 +123,7 @@ extension ContainerState {
     /// Drops every cached instance and hands out their teardowns, most recently built
     /// first. A construction in flight keeps its entry, and the record of what it used,
     /// so that it keeps its instance (with its teardown) when it is done.
-    mutating func shutDown(released: inout [Any]) -> [PendingTeardown] {
+    mutating func shutDown(released: inout Released) -> [PendingTeardown] {
         released.keep(singletons.storage)  // releases every box when it goes
         released.append(entries)
         released.append(dependents)

@@ -164,7 +164,7 @@ extension DependencyContainer {
             // One setter at a time walks the whole tree, so that concurrent setters leave
             // every descendant with the tracer its parent has. What it replaces (and the
             // references it takes to children) is released after every lock.
-            var released: [Any] = []
+            var released = Released()
             Self.tracerUpdates.withLock { _ in
                 var pending = [state]
                 while let next = pending.popLast() {

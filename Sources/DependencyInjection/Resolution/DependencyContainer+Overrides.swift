@@ -152,7 +152,7 @@ extension DependencyContainer {
     /// was built from it here and in every descendant that does not override it itself.
     func change(
         _ key: RegistrationKey, named name: StaticString, at keyPath: AnyKeyPath,
-        _ body: (inout ContainerState, inout [Any]) -> Void
+        _ body: (inout ContainerState, inout Released) -> Void
     ) {
         RegistrationIdentity.note(keyPath, leadsTo: key, name: name, in: self)
         let children = state.withLock(releasingAfter: { state, released in

@@ -127,8 +127,8 @@ final class _Locked<State>: @unchecked Sendable {
     /// values, dropped instances, overrides, child references. Releasing one may run a
     /// `deinit` that uses a container, and so takes this very lock.
     @inlinable
-    func withLock<Result>(releasingAfter body: (inout State, inout [Any]) throws -> Result) rethrows -> Result {
-        var released: [Any] = []
+    func withLock<Result>(releasingAfter body: (inout State, inout Released) throws -> Result) rethrows -> Result {
+        var released = Released()
         let result = try withLock { try body(&$0, &released) }
         withExtendedLifetime(released) {}
         return result
@@ -158,21 +158,5 @@ extension _Locked {
             released.append(state)
             state = new
         })
-    }
-}
-
-extension Array where Element == Any {
-    /// Keeps `value`, if there is one, for release after unlocking.
-    ///
-    /// Most changes under a lock replace nothing: appending their `nil` results would
-    /// allocate the array of things to release for no object at all, on every
-    /// construction.
-    ///
-    /// ```swift
-    /// released.keep(state.overrides.removeValue(forKey: key))
-    /// ```
-    @inlinable
-    mutating func keep<Value>(_ value: Value?) {
-        if let value { append(value) }
     }
 }
