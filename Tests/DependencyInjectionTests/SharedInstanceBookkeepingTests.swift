@@ -52,7 +52,7 @@ import Testing
 
 extension DependencyContainer {
     /// How many constructions and shared instances, dead or alive, the container remembers.
-    var _sharedEntryCount: Int { state.withLock { $0.entries.count } }
+    var _sharedEntryCount: Int { state.withLock { $0.sharedInstances.count } }
 
     /// How many instances of parameterized registrations the container has filed under
     /// their registration.

@@ -16,12 +16,13 @@ struct ContainerState {
     var decorations: [RegistrationKey: [AnyObject]] = [:]
     /// Built singletons, looked up on every cached resolution.
     @usableFromInline var singletons = _SingletonTable()
-    /// Constructions in flight and weakly held shared instances.
-    var entries: [RegistrationKey: Entry] = [:]
-    /// Constructions of cached instances running here, on any thread or task. While one
-    /// runs, every resolution in this container counts as a use of it, wherever it comes
-    /// from (a helper queue, a detached task): so no use is missed, and an override of
-    /// anything resolved meanwhile drops the instance being built.
+    /// Shared instances, held weakly: each is kept while something else holds it.
+    var sharedInstances: [RegistrationKey: Weak<AnyObject>] = [:]
+    /// Constructions of cached instances running here, on any thread or task: where a
+    /// resolution finds the construction to wait for. While one runs, every resolution in
+    /// this container counts as a use of it, wherever it comes from (a helper queue, a
+    /// detached task): so no use is missed, and an override of anything resolved meanwhile
+    /// drops the instance being built.
     var building = RunningConstructions() {
         didSet { isBuilding = !building.isEmpty }
     }
@@ -47,9 +48,19 @@ struct ContainerState {
     /// each child removes itself in its `deinit`. The states are held, not the children:
     /// a weak reference would give every child a side table, and every retain and release
     /// of the child would take the runtime's slow path.
-    var children: [ObjectIdentifier: Child] = [:]
-    /// How many entries there may be before dead shared instances are swept out.
+    var children: [ChildID: Child] = [:]
+    /// How many shared instances there may be before dead ones are swept out.
     var sweepThreshold = 16
+
+    /// A child's key in ``children``: its address, hashed without `Hasher`, whose SipHash
+    /// cost every child container about 300 instructions to register and remove.
+    struct ChildID: Hashable {
+        let address: ObjectIdentifier
+
+        func _rawHashValue(seed: Int) -> Int {
+            _mixHash(UInt64(UInt(bitPattern: address)), seed: seed)
+        }
+    }
 
     /// What a container keeps of a child.
     struct Child {
@@ -57,12 +68,6 @@ struct ContainerState {
         let state: _Locked<ContainerState>
         /// Whether the child is a scope, which shares this container's instances.
         let isScope: Bool
-    }
-
-    /// What a container remembers for a key besides its built singletons.
-    enum Entry {
-        case inFlight(InFlight)
-        case shared(Weak<AnyObject>)
     }
 
     /// What a resolution does next.
@@ -90,31 +95,20 @@ struct ContainerState {
     }
 
     /// Decides how to resolve `key`, registering a construction when this caller builds.
-    mutating func claim(_ key: RegistrationKey, scope: DependencyScope, released: inout Released) -> Claim {
+    ///
+    /// A construction in flight is found among the few running here, not in a table: a
+    /// table entry cost every first build an insertion and a removal, and every new
+    /// container (a test's world, a request's scope) a table.
+    mutating func claim(_ key: RegistrationKey, scope: DependencyScope) -> Claim {
         recordUse(of: key)
         // A graph instance is kept by the outermost resolution, not by the container.
         if scope == .factory || scope == .graph { return .build(nil) }
         if let box = singletons.box(for: key) { return .cached(box) }
-        if scope == .shared {
-            switch entries[key] {
-            case .inFlight(let construction)?: return .await(construction)
-            case .shared(let reference)?:
-                if let object = reference.object { return .cached(object) }
-            case nil: break
-            }
+        if scope == .shared, !sharedInstances.isEmpty, let object = sharedInstances[key]?.object {
+            return .cached(object)
         }
-        // A singleton's entry is only ever a construction in flight, and there rarely is
-        // one: filing this construction first finds it in the same probe of the table,
-        // and puts it back in the rare case (the record made for nothing is dropped).
+        if let running = building.construction(of: key) { return .await(running) }
         let construction = InFlight(key: key)
-        switch entries.updateValue(.inFlight(construction), forKey: key) {
-        case .inFlight(let running)?:
-            entries[key] = .inFlight(running)
-            released.append(construction)
-            return .await(running)
-        case let replaced:
-            released.keep(replaced)
-        }
         building.append(construction)
         return .build(construction)
     }
@@ -127,19 +121,12 @@ struct ContainerState {
         released: inout Released
     ) {
         building.remove(construction)
-        // One probe: the entry is taken out, and put back if an override or reset replaced
-        // this construction meanwhile.
-        guard let entry = entries.removeValue(forKey: construction.key) else { return }
-        guard case .inFlight(let current) = entry, current === construction else {
-            entries[construction.key] = entry
-            return
-        }
-        if let object, weakly {
-            entries[construction.key] = .shared(Weak(object))
+        guard !construction.isDropped, let object else { return }
+        if weakly {
+            released.keep(sharedInstances.updateValue(Weak(object), forKey: construction.key))
             noteArgument(of: construction.key)
             sweepDeadSharedInstances(released: &released)
         } else {
-            guard let object else { return }
             released.keep(singletons.insert(object, for: construction.key))
             noteArgument(of: construction.key)
             if let teardown {
@@ -158,7 +145,9 @@ struct ContainerState {
     mutating func invalidate(_ keys: [RegistrationKey], keepingOwnOverrides: Bool, released: inout Released) -> [RegistrationKey] {
         let reaching = keepingOwnOverrides ? keys.filter { !overridesItself($0) } : keys
         // A container that has built nothing (a test's new world) has nothing to drop.
-        guard !(entries.isEmpty && singletons.isEmpty && dependents.isEmpty && arguments.isEmpty && teardowns.isEmpty) else {
+        guard !(singletons.isEmpty && building.isEmpty && sharedInstances.isEmpty && dependents.isEmpty
+            && arguments.isEmpty && teardowns.isEmpty)
+        else {
             return reaching
         }
         var pending: [RegistrationKey] = []
@@ -191,8 +180,9 @@ struct ContainerState {
         _ key: RegistrationKey, keepingOwnOverrides: Bool, into pending: inout [RegistrationKey],
         released: inout Released
     ) {
-        released.keep(entries.removeValue(forKey: key))
         released.keep(singletons.remove(key))
+        if !sharedInstances.isEmpty { released.keep(sharedInstances.removeValue(forKey: key)) }
+        building.drop(key)
         if !teardowns.isEmpty { released.keep(teardowns.removeValue(forKey: key)) }
         if let users = dependents.removeValue(forKey: key.registration) {
             pending.append(contentsOf: users)
@@ -234,8 +224,7 @@ struct ContainerState {
     /// Whether an instance of `key` is kept here now: a singleton, or a live shared one.
     func keepsInstance(of key: RegistrationKey) -> Bool {
         if singletons.box(for: key) != nil { return true }
-        if case .shared(let reference)? = entries[key] { return reference.object != nil }
-        return false
+        return sharedInstances[key]?.object != nil
     }
 
     /// Whether the construction of `key` used any of `overridden`, directly or through
@@ -299,13 +288,12 @@ struct ContainerState {
         children.isEmpty ? [] : Array(children.values)
     }
 
-    /// Forgets shared instances that died, once the entries have doubled since the last
+    /// Forgets shared instances that died, once they have doubled in number since the last
     /// sweep: amortized O(1) per entry, so distinct arguments cannot pile up.
     private mutating func sweepDeadSharedInstances(released: inout Released) {
-        guard entries.count > sweepThreshold else { return }
+        guard sharedInstances.count > sweepThreshold else { return }
         var dead: [RegistrationKey] = []
-        entries = entries.filter { key, entry in
-            guard case .shared(let reference) = entry else { return true }
+        sharedInstances = sharedInstances.filter { key, reference in
             guard let object = reference.object else {
                 if key.argument != nil { dead.append(key) }
                 return false
@@ -315,7 +303,7 @@ struct ContainerState {
         }
         for key in dead { forgetArgument(of: key, released: &released) }
         released.append(dead)
-        sweepThreshold = Swift.max(16, entries.count * 2)
+        sweepThreshold = Swift.max(16, sharedInstances.count * 2)
     }
 }
 

@@ -66,8 +66,7 @@ extension DependencyContainer {
     private func instance<Value>(for key: RegistrationKey) -> Value? {
         let object: AnyObject? = state.withLock { state in
             if let box = state.singletons.box(for: key) { return box }
-            guard case .shared(let reference)? = state.entries[key] else { return nil }
-            return reference.object
+            return state.sharedInstances[key]?.object
         }
         return object.map(Self.unbox)
     }

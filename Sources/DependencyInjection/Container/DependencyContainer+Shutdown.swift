@@ -121,21 +121,19 @@ extension DependencyContainer {
 
 extension ContainerState {
     /// Drops every cached instance and hands out their teardowns, most recently built
-    /// first. A construction in flight keeps its entry, and the record of what it used,
-    /// so that it keeps its instance (with its teardown) when it is done.
+    /// first. A construction in flight runs on, with the record of what it used, so that
+    /// it keeps its instance (with its teardown) when it is done.
     mutating func shutDown(released: inout Released) -> [PendingTeardown] {
         released.keep(singletons.storage)  // releases every box when it goes
-        released.append(entries)
+        released.append(sharedInstances)
         released.append(dependents)
         released.append(teardowns)
         released.append(arguments)
-        singletons = .init()
-        arguments = [:]
-        let inFlight = entries.filter { if case .inFlight = $0.value { true } else { false } }
-        entries = inFlight
+        (singletons, sharedInstances, arguments) = (.init(), [:], [:])
+        let running = building
         dependents = dependents.compactMapValues { users in
-            let building = users.filter { inFlight[$0] != nil }
-            return building.isEmpty ? nil : building
+            let inFlight = users.filter { running.construction(of: $0) != nil }
+            return inFlight.isEmpty ? nil : inFlight
         }
         defer { teardowns = [:] }
         return teardowns.values.sorted { $0.order > $1.order }.map(\.teardown)

@@ -96,12 +96,12 @@ public final class DependencyContainer: @unchecked Sendable {
         // so that a tracer set meanwhile reaches this child too.
         parent.state.withLock { parentState in
             state.withLock { $0.tracer = parentState.tracer }
-            parentState.children[ObjectIdentifier(self)] = .init(state: state, isScope: appContainer != nil)
+            parentState.children[.init(address: ObjectIdentifier(self))] = .init(state: state, isScope: appContainer != nil)
         }
     }
 
     deinit {
-        let id = ObjectIdentifier(self)
+        let id = ContainerState.ChildID(address: ObjectIdentifier(self))
         parent?.state.withLock(releasingAfter: { parentState, released in
             released.keep(parentState.children.removeValue(forKey: id))
         })

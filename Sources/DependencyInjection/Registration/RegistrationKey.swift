@@ -91,11 +91,8 @@ struct RegistrationKey: Hashable, @unchecked Sendable {
     @inlinable
     func _rawHashValue(seed: Int) -> Int {
         var bits = position ^ UInt64(UInt(bitPattern: type)) &* 0x9E37_79B9_7F4A_7C15
-        bits ^= UInt64(UInt(bitPattern: seed))
         if let argument { bits ^= UInt64(UInt(bitPattern: argument.hash)) }
-        bits = (bits ^ (bits &>> 30)) &* 0xBF58_476D_1CE4_E5B9
-        bits = (bits ^ (bits &>> 27)) &* 0x94D0_49BB_1331_11EB
-        return Int(truncatingIfNeeded: bits ^ (bits &>> 31))
+        return _mixHash(bits, seed: seed)
     }
 
     /// Stops with a message when the argument cannot identify an instance: one that is

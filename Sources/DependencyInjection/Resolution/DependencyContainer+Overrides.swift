@@ -77,19 +77,22 @@ extension DependencyContainer {
         let (dropped, instances, children) = state.withLock(releasingAfter: { state, released in
             released.append(state.overrides)
             released.append(state.decorations)
-            released.append(state.entries)
+            released.append(state.sharedInstances)
             released.keep(state.singletons.storage)  // releases every box when it goes
             released.append(state.dependents)
             released.append(state.teardowns)
             released.append(state.arguments)
             defer {
-                (state.overrides, state.decorations, state.entries, state.arguments) = ([:], [:], [:], [:])
+                (state.overrides, state.decorations, state.sharedInstances, state.arguments) = ([:], [:], [:], [:])
                 (state.singletons, state.dependents, state.teardowns) = (.init(), [:], [:])
+                state.building.dropAll()
             }
             let children = state.liveChildren
             // A scope shares this container's instances, so what it built from them goes
-            // too; an isolated child built its own, which stay.
-            let instances = children.contains(where: \.isScope) ? state.singletons.cachedKeys + state.entries.keys : []
+            // too, and what it builds from those being built; an isolated child built its
+            // own, which stay.
+            let instances = children.contains(where: \.isScope)
+                ? state.singletons.cachedKeys + state.sharedInstances.keys + state.building.keys : []
             return (Array(Set(state.overrides.keys).union(state.decorations.keys)), instances, children)
         })
         for child in children { Self.invalidate(child.isScope ? dropped + instances : dropped, in: child.state) }

@@ -165,8 +165,8 @@ extension DependencyContainer {
         _ key: RegistrationKey, _ name: StaticString, _ scope: DependencyScope, _ type: Any.Type,
         servingScope: ObjectIdentifier?
     ) -> Resolution {
-        let (claim, ownOverride, tracer) = state.withLock(releasingAfter: { state, released in
-            let claim = state.claim(key, scope: scope, released: &released)
+        let (claim, ownOverride, tracer) = state.withLock({ state in
+            let claim = state.claim(key, scope: scope)
             guard case .build = claim else { return (claim, nil as AnyObject?, state.tracer) }
             return (claim, state.replacement(for: key), state.tracer)
         })

@@ -17,12 +17,16 @@ import Dispatch
 final class InFlight: @unchecked Sendable {
     // @unchecked: the result and the waiters are guarded by the stripe lock of this
     // object; `builder` and `isDone` by the wait graph's lock (or by nothing once the
-    // construction ended unwaited, when no one else can reach them); `key` is immutable.
+    // construction ended unwaited, when no one else can reach them); `isDropped` by the
+    // lock of the container it runs in; `key` is immutable.
     let key: RegistrationKey
     /// The frame of the owner building it, once known.
     @exclusivity(unchecked) var builder: Frame?
     /// Set before the waiters are woken: a finished construction is never part of a cycle.
     @exclusivity(unchecked) var isDone = false
+    /// Under the lock of the container that runs it: whether an override or reset dropped
+    /// what is being built, which is then handed out but not kept.
+    @exclusivity(unchecked) var isDropped = false
 
     private enum Waiter {
         case thread(DispatchSemaphore)
