@@ -257,6 +257,14 @@ private func shutDownSynchronously(_ container: DependencyContainer) {
         #expect(container.instanceIfBuilt(\.gatedRepository) == nil)
     }
 
+    @Test func aSingletonInFlightDuringResetIsHandedOutButNotKept() {
+        let container = DependencyContainer()
+        let built = buildBehindAGate(in: container) { container.gatedRepository() }
+        container.reset()
+        #expect(built().name == "gatedRepository")
+        #expect(container.instanceIfBuilt(\.gatedRepository) == nil, "reset() kept the instance it found being built")
+    }
+
     // MARK: - Re-entrance
 
     @Test func aTeardownThatResolvesFromTheContainerFinishes() {
