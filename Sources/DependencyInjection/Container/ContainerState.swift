@@ -30,7 +30,7 @@ struct ContainerState {
     @usableFromInline var isBuilding = false
     /// For each registration, the keys whose cached instances were built while it was
     /// resolved (with any argument).
-    var dependents: [RegistrationKey: Set<RegistrationKey>] = [:]
+    var dependents: [RegistrationKey: DependentKeys] = [:]
     /// For each parameterized registration, the keys (one per argument) of the instances
     /// kept here, singletons and shared ones: what a change of a whole provider family drops.
     var arguments: [RegistrationKey: Set<RegistrationKey>] = [:]
@@ -216,8 +216,9 @@ struct ContainerState {
         for construction in building where construction.key != key {
             // A construction usually uses a few things: room for them at once, instead of
             // a table grown one entry at a time.
-            if dependents.isEmpty { dependents.reserveCapacity(4) }
-            dependents[used, default: []].insert(construction.key)
+            // (`reserveCapacity` is not specialized here, and cost twice as much.)
+            if dependents.isEmpty { dependents = .init(minimumCapacity: 4) }
+            dependents[used, default: DependentKeys()].insert(construction.key)
         }
     }
 

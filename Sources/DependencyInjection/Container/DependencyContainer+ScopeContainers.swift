@@ -186,8 +186,9 @@ extension DependencyContainer {
         var container: DependencyContainer? = self
         while let scope = container, scope !== app {
             scope.state.withLock { state in
-                if !state.overrides.isEmpty { keys += state.overrides.keys }
-                if !state.decorations.isEmpty { keys += state.decorations.keys }
+                // One key at a time: appending the keys view goes through unspecialized code.
+                for key in state.overrides.keys { keys.append(key) }
+                for key in state.decorations.keys { keys.append(key) }
             }
             container = scope.parent
         }

@@ -133,7 +133,7 @@ extension ContainerState {
         let running = building
         dependents = dependents.compactMapValues { users in
             let inFlight = users.filter { running.construction(of: $0) != nil }
-            return inFlight.isEmpty ? nil : inFlight
+            return inFlight.isEmpty ? nil : DependentKeys(inFlight)
         }
         defer { teardowns = [:] }
         return teardowns.values.sorted { $0.order > $1.order }.map(\.teardown)
