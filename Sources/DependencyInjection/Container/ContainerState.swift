@@ -1,7 +1,7 @@
 /// The mutable state of one ``DependencyContainer``, always accessed under its lock.
 ///
 /// Besides the stored values and overrides, it decides every resolution in one place,
-/// ``claim(_:scope:released:)``: serve what is cached, wait for what is in flight, or
+/// ``claim(_:scope:)``: serve what is cached, wait for what is in flight, or
 /// build here. It also remembers which cached instance was built from what, so that an
 /// override drops exactly what it makes stale, in time proportional to what it drops.
 @usableFromInline
@@ -207,7 +207,7 @@ struct ContainerState {
     }
 
     /// Records that `key` is used by every construction in flight here (by time window:
-    /// see ``claim(_:scope:released:)``). A parameterized use is filed under its
+    /// see ``claim(_:scope:)``). A parameterized use is filed under its
     /// registration, all arguments together, so that arguments resolved while something is
     /// built cannot pile up.
     mutating func recordUse(of key: RegistrationKey) {
@@ -215,8 +215,8 @@ struct ContainerState {
         let used = key.registration
         for construction in building where construction.key != key {
             // A construction usually uses a few things: room for them at once, instead of
-            // a table grown one entry at a time.
-            // (`reserveCapacity` is not specialized here, and cost twice as much.)
+            // a table grown one entry at a time (through the initializer: `reserveCapacity`
+            // is not specialized here, and cost twice as much).
             if dependents.isEmpty { dependents = .init(minimumCapacity: 4) }
             dependents[used, default: DependentKeys()].insert(construction.key)
         }

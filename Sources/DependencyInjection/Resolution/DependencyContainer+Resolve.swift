@@ -32,7 +32,7 @@ extension DependencyContainer {
     /// The road every synchronous resolution takes past the inline cache: a scope container
     /// first hands app-wide registrations to its app container
     /// (``appContainer(resolving:_:)``); then the container decides under its lock
-    /// (``ContainerState/claim(_:scope:released:)``) whether to serve, wait or build, and
+    /// (``ContainerState/claim(_:scope:)``) whether to serve, wait or build, and
     /// this adapter waits on a semaphore or builds on this thread.
     ///
     /// The bookkeeping is compiled once in this module; only the calls of the closures are
