@@ -397,36 +397,120 @@ extension DependencyContainer {
         }
     }
 
+    /// An app container and a scope of it that overrides something `ifbAppWho` does not
+    /// use, each with its own "ifb.who".
+    private func appAndScopeOverridingSomething() -> (app: DependencyContainer, scope: DependencyContainer) {
+        let app = DependencyContainer()
+        app.setValue("app", forKey: "ifb.who")
+        let scope = DependencyContainer(scopeOf: app)
+        scope.setValue("scope", forKey: "ifb.who")
+        scope.override(\.ifbPlainPart) { IFBPart("scope's") }
+        return (app, scope)
+    }
+
     /// A scope that overrides something else asks for an app-wide singleton, which the app
     /// container builds; the app container is reset meanwhile. The singleton is still the
     /// app's: never built by the scope (which would read the scope's stored values), and one
     /// instance for every resolution in the scope afterwards.
     @Test func anAppSingletonAScopeAskedForWhileTheAppIsResetIsNeverBuiltByTheScope() async {
-        // Known bug: `buildsAfterAll` sees that the app keeps no instance after the reset,
-        // and the scope builds and keeps its own, with itself as `self`.
-        await withKnownIssue("a scope builds an app-wide singleton the app's reset dropped mid-build", isIntermittent: true) {
-            await run { findings in
-                let app = DependencyContainer()
-                let builds = app.counter("ifbAppWho")
-                app.setValue("app", forKey: "ifb.who")
-                let scope = DependencyContainer(scopeOf: app)
-                scope.setValue("scope", forKey: "ifb.who")
-                scope.override(\.ifbPlainPart) { IFBPart("scope's") }
-                let gates = app.ifbInstallGates(1)
-                let held = onThread { scope.ifbAppWho() }
-                gates[0].entered.wait()
-                app.reset()
-                gates[0].open()
-                let handedOut = held()
-                let later = scope.ifbAppWho()
-                findings.check(handedOut.source == "app", "the scope built the app-wide singleton, from its own values")
-                findings.check(later.source == "app", "built from the scope's values")
-                findings.check(later === app.ifbAppWho(), "the scope does not share the app's singleton")
-                findings.check(scope.ifbAppWho() === later, "two instances of one singleton in the scope")
-                findings.check(builds.count == 2, "\(builds.count) constructions, for one reset")
-                withExtendedLifetime(scope) {}
-            }
+        await run { findings in
+            let (app, scope) = appAndScopeOverridingSomething()
+            let builds = app.counter("ifbAppWho")
+            let gates = app.ifbInstallGates(1)
+            let held = onThread { scope.ifbAppWho() }
+            gates[0].entered.wait()
+            app.reset()
+            gates[0].open()
+            let handedOut = held()
+            let later = scope.ifbAppWho()
+            findings.check(handedOut.source == "app", "the scope built the app-wide singleton, from its own values")
+            findings.check(later.source == "app", "built from the scope's values")
+            findings.check(later === app.ifbAppWho(), "the scope does not share the app's singleton")
+            findings.check(scope.ifbAppWho() === later, "two instances of one singleton in the scope")
+            findings.check(builds.count == 2, "\(builds.count) constructions, for one reset")
+            withExtendedLifetime(scope) {}
         }
+    }
+
+    /// The same, with the app container overriding the singleton while it builds it for the
+    /// scope: the scope shares the app's override, which the app keeps, instead of keeping
+    /// its own instance of it.
+    @Test func anAppSingletonTheAppOverridesWhileBuildingItForAScopeIsTheAppsOverrideInTheScope() async {
+        await run { findings in
+            let (app, scope) = appAndScopeOverridingSomething()
+            let gates = app.ifbInstallGates(1)
+            let held = onThread { scope.ifbAppWho() }
+            gates[0].entered.wait()
+            app.override(\.ifbAppWho) { IFBPart("app's override") }
+            gates[0].open()
+            let handedOut = held()
+            findings.check(handedOut.source == "app's override", "handed out \(handedOut.source)")
+            findings.check(handedOut === app.ifbAppWho(), "the scope kept its own instance of the app's override")
+            findings.check(scope.ifbAppWho() === handedOut, "two instances of one singleton in the scope")
+            withExtendedLifetime(scope) {}
+        }
+    }
+
+    /// The app container's tracer shuts the app container down as soon as it hears that the
+    /// singleton a scope asked for was built: between the handover and the scope's look at
+    /// what the app keeps. The scope asks again and shares the app's new singleton rather
+    /// than building one from its own values.
+    @Test func anAppSingletonShutDownRightAfterItsHandoverToAScopeIsAskedForAgain() async {
+        await run { findings in
+            let (app, scope) = appAndScopeOverridingSomething()
+            let shutDowns = Counter()
+            app.tracer = ResolutionTracer { [weak app] events in
+                guard shutDowns.count == 0, events.contains(where: { $0.outcome == .built }) else { return }
+                shutDowns.increment()
+                app?.shutdown()
+            }
+            let handedOut = scope.ifbAppWho()
+            app.tracer = nil
+            findings.check(shutDowns.count == 1, "\(shutDowns.count) shutdowns")
+            findings.check(handedOut.source == "app", "the scope built the app-wide singleton, from its own values")
+            findings.check(handedOut === app.ifbAppWho(), "the scope does not share the app's singleton")
+            withExtendedLifetime(scope) {}
+        }
+    }
+
+    /// A tracer shuts the app container down after every build, so the app container drops
+    /// every instance it hands a scope before the scope can look at it. The scope stops
+    /// asking after a few rounds and builds its own, instead of hanging.
+    @Test func aScopeWhoseAppContainerDropsEveryHandoverStopsAskingAgain() async {
+        await run { findings in
+            let app = DependencyContainer()
+            let builds = app.counter("ifbAppWho")
+            app.tracer = ResolutionTracer { [weak app] events in
+                if events.contains(where: { $0.outcome == .built }) { app?.shutdown() }
+            }
+            let scope = DependencyContainer(scopeOf: app)
+            scope.override(\.ifbPlainPart) { IFBPart("scope's") }
+            _ = scope.ifbAppWho()
+            app.tracer = nil
+            let asks = DependencyContainer.handoversPerResolution
+            findings.check(builds.count == asks + 1, "\(builds.count) constructions for \(asks) asks")
+            withExtendedLifetime(scope) {}
+        }
+    }
+
+    /// The async road: a scope that overrides something else awaits an app-wide singleton
+    /// the app container is building; the app container is reset meanwhile. The scope ends
+    /// up with the app's new singleton, not one of its own.
+    @Test func anAsyncAppSingletonAScopeAwaitsWhileTheAppIsResetIsNeverBuiltByTheScope() async throws {
+        let app = DependencyContainer()
+        let gate = IFBAsyncGate()
+        app.setValue(gate, forKey: "ifb.asyncGate")
+        let scope = DependencyContainer(scopeOf: app)
+        scope.override(\.ifbPlainPart) { IFBPart("scope's") }
+        let held = Task { try await scope.ifbAsyncGated() }
+        await gate.entered.wait()
+        app.reset()
+        app.removeValue(forKey: "ifb.asyncGate")
+        gate.opened.open()
+        let handedOut = try await held.value
+        let appInstance = try await app.ifbAsyncGated()
+        #expect(handedOut === appInstance)
+        #expect(try await scope.ifbAsyncGated() === appInstance)
     }
 
     // MARK: - Async

@@ -51,6 +51,11 @@ struct ContainerState {
     var children: [ChildID: Child] = [:]
     /// How many shared instances there may be before dead ones are swept out.
     var sweepThreshold = 16
+    /// How many times a reset, override or shutdown may have dropped kept instances or
+    /// constructions in flight here: a scope that finds no instance of what this container
+    /// handed it, and this count changed meanwhile, asks again rather than building an
+    /// app-wide instance itself (``DependencyContainer/afterHandover(_:_:asked:)``).
+    var drops = 0
 
     /// A child's key in ``children``: its address, hashed without `Hasher`, whose SipHash
     /// cost every child container about 300 instructions to register and remove.
@@ -150,6 +155,7 @@ struct ContainerState {
         else {
             return reaching
         }
+        drops &+= 1
         var pending: [RegistrationKey] = []
         var visited = Set<RegistrationKey>()
         // The usual change, an override of one key that nothing here was built from, drops

@@ -65,7 +65,7 @@ extension DependencyContainer {
     public var isScope: Bool { appContainerOfScope != nil }
 
     /// What a scope found when it handed an app-wide registration to its app container,
-    /// kept for ``buildsAfterAll(_:_:)``, which looks again at what the scope overrides only
+    /// kept for ``afterHandover(_:_:asked:)``, which looks again at what the scope overrides only
     /// when it overrode something then.
     @usableFromInline
     struct Handover {
@@ -76,6 +76,24 @@ extension DependencyContainer {
         /// Whether the scope, or a scope between it and `app`, overrode or decorated
         /// anything then.
         let overrodeAnything: Bool
+        /// The app container's ``ContainerState/drops`` then, when `overrodeAnything`.
+        let appDrops: Int
+    }
+
+    /// How many times a scope asks its app container for one instance, when the app
+    /// container keeps dropping it: see ``afterHandover(_:_:asked:)``.
+    @usableFromInline static let handoversPerResolution = 8
+
+    /// What a scope does with the instance its app container handed over.
+    @usableFromInline
+    enum AfterHandover {
+        /// Returns it: the scope shares the app container's instance.
+        case sharesAppInstance
+        /// Builds its own: the instance was built from something the scope overrides.
+        case buildsOwn
+        /// Asks the app container again: a reset, override or shutdown there dropped the
+        /// instance, with the record of what it was built from.
+        case asksAgain
     }
 
     /// Where `key` is resolved for this container: `nil` when this container resolves it
@@ -83,9 +101,14 @@ extension DependencyContainer {
     /// instance.
     ///
     /// ```swift
-    /// if let handover = appContainer(resolving: provider.key, provider.scope) {
+    /// var asked = 1
+    /// while let handover = appContainer(resolving: provider.key, provider.scope) {
     ///     let value = handover.app.resolveSlowly(provider, servingScope: ObjectIdentifier(self))
-    ///     if !buildsAfterAll(provider.key, handover) { return value }
+    ///     switch afterHandover(provider.key, handover, asked: asked) {
+    ///     case .sharesAppInstance: return value
+    ///     case .buildsOwn: return resolveSlowly(provider, servingScope: nil)
+    ///     case .asksAgain: asked += 1
+    ///     }
     /// }
     /// ```
     @usableFromInline
@@ -96,12 +119,14 @@ extension DependencyContainer {
         let innermost = Frame.current
         if Frame.servedScope(from: innermost) == ObjectIdentifier(self) {
             noteServedUse(of: key, from: innermost, app)
-            return Handover(app: app, isServed: true, overrodeAnything: false)
+            return Handover(app: app, isServed: true, overrodeAnything: false, appDrops: 0)
         }
         guard scope == .singleton || scope == .shared else { return nil }
         let installed = overridesOfScope(upTo: app)
-        return builds(key, app, installed)
-            ? nil : Handover(app: app, isServed: false, overrodeAnything: !installed.isEmpty)
+        if installed.isEmpty { return Handover(app: app, isServed: false, overrodeAnything: false, appDrops: 0) }
+        return appDrops(ifSharing: key, app, installed).map {
+            Handover(app: app, isServed: false, overrodeAnything: true, appDrops: $0)
+        }
     }
 
     /// Whether this scope keeps its own instance of `key` rather than its app container's:
@@ -109,16 +134,17 @@ extension DependencyContainer {
     /// scope overrides (by the app container's record of what each construction used).
     func builds(_ key: RegistrationKey, _ scope: DependencyScope, _ app: DependencyContainer) -> Bool {
         guard scope == .singleton || scope == .shared else { return true }
-        return builds(key, app, overridesOfScope(upTo: app))
+        let installed = overridesOfScope(upTo: app)
+        return !installed.isEmpty && appDrops(ifSharing: key, app, installed) == nil
     }
 
-    /// Whether this scope builds its own instance of the app-wide `key`, given what it
-    /// overrides (`installed`).
-    private func builds(_ key: RegistrationKey, _ app: DependencyContainer, _ installed: [RegistrationKey]) -> Bool {
-        if installed.isEmpty { return false }
-        if installed.contains(key) || installed.contains(key.registration) { return true }
-        if state.withLock({ $0.learnedOwn.contains(key) }) { return true }
-        return app.state.withLock { $0.built(key, fromAnyOf: installed) }
+    /// The app container's ``ContainerState/drops``, read with its record of uses, when
+    /// this scope shares the app-wide instance of `key` given what it overrides
+    /// (`installed`, not empty); `nil` when the scope builds its own.
+    private func appDrops(ifSharing key: RegistrationKey, _ app: DependencyContainer, _ installed: [RegistrationKey]) -> Int? {
+        if installed.contains(key) || installed.contains(key.registration) { return nil }
+        if state.withLock({ $0.learnedOwn.contains(key) }) { return nil }
+        return app.state.withLock { $0.built(key, fromAnyOf: installed) ? nil : $0.drops }
     }
 
     /// An app-wide construction this scope handed over asks for `key`: when the scope
@@ -138,21 +164,32 @@ extension DependencyContainer {
         state.withLock { $0.learnedOwn.formUnion(served) }
     }
 
-    /// Whether this scope builds its own instance of `key` after all, now that its app
-    /// container has handed one over: unless the app container still keeps an instance
-    /// whose record of uses shows nothing this scope overrides (checked under one lock, so
-    /// a reset of the app container in between cannot hide the record), the scope builds
-    /// its own, which is always built from the right values.
+    /// What this scope does with the instance of `key` its app container handed over.
+    ///
+    /// It shares it when the app container still keeps an instance whose record of uses
+    /// shows nothing this scope overrides (checked under one lock). It builds its own,
+    /// which is always built from the right values, when the record shows such a use. When
+    /// the app container keeps no instance because it dropped it since the handover (a
+    /// reset, an override or a shutdown there took the record with it), it asks the app
+    /// container again: building its own then would give an app-wide instance the scope's
+    /// values. It asks at most ``handoversPerResolution`` times: a container dropped that
+    /// often during one resolution (a tracer that shuts it down after every build) must not
+    /// hold the scope forever, and the scope then builds its own.
     @usableFromInline
-    func buildsAfterAll(_ key: RegistrationKey, _ handover: Handover) -> Bool {
-        guard !handover.isServed, handover.overrodeAnything else { return false }
+    func afterHandover(_ key: RegistrationKey, _ handover: Handover, asked: Int) -> AfterHandover {
+        guard !handover.isServed, handover.overrodeAnything else { return .sharesAppInstance }
         // What the scope overrides now: an override removed while the app container built
         // must not make the scope build its own from the app's values.
         let installed = overridesOfScope(upTo: handover.app)
-        if installed.isEmpty { return false }
-        if state.withLock({ $0.learnedOwn.contains(key) }) { return true }
+        if installed.isEmpty { return .sharesAppInstance }
+        if state.withLock({ $0.learnedOwn.contains(key) }) { return .buildsOwn }
         return handover.app.state.withLock { state in
-            !state.keepsInstance(of: key) || state.built(key, fromAnyOf: installed)
+            if state.keepsInstance(of: key) {
+                return state.built(key, fromAnyOf: installed) ? .buildsOwn : .sharesAppInstance
+            }
+            // Nothing kept and nothing dropped: a shared value type, never kept, so never
+            // known to be free of the scope's overrides.
+            return state.drops == handover.appDrops || asked >= Self.handoversPerResolution ? .buildsOwn : .asksAgain
         }
     }
 

@@ -130,6 +130,7 @@ extension ContainerState {
         released.append(teardowns)
         released.append(arguments)
         (singletons, sharedInstances, arguments) = (.init(), [:], [:])
+        drops &+= 1
         let running = building
         dependents = dependents.compactMapValues { users in
             let inFlight = users.filter { running.construction(of: $0) != nil }

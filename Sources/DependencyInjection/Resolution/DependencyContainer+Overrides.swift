@@ -86,6 +86,7 @@ extension DependencyContainer {
                 (state.overrides, state.decorations, state.sharedInstances, state.arguments) = ([:], [:], [:], [:])
                 (state.singletons, state.dependents, state.teardowns) = (.init(), [:], [:])
                 state.building.dropAll()
+                state.drops &+= 1
             }
             let children = state.liveChildren
             // A scope shares this container's instances, so what it built from them goes

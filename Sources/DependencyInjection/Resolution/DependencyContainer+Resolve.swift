@@ -43,15 +43,19 @@ extension DependencyContainer {
             defer { Frame.leave(&frame, restoring: previous) }
             return provider.make()
         }
-        guard let handover = appContainer(resolving: provider.key, provider.scope) else {
-            return resolveSlowly(provider, servingScope: nil)
+        var asked = 1
+        while let handover = appContainer(resolving: provider.key, provider.scope) {
+            let home = handover.app
+            noteUseOfAppInstance(provider.key)
+            let cached = provider.scope.isKeptByContainer
+                ? home.state.withLock({ $0.cachedSingleton(provider.key, as: Value.self) }) : nil
+            let value = cached ?? home.resolveSlowly(provider, servingScope: ObjectIdentifier(self))
+            switch afterHandover(provider.key, handover, asked: asked) {
+            case .sharesAppInstance: return value
+            case .buildsOwn: return resolveSlowly(provider, servingScope: nil)
+            case .asksAgain: asked += 1
+            }
         }
-        let home = handover.app
-        noteUseOfAppInstance(provider.key)
-        let cached = provider.scope.isKeptByContainer
-            ? home.state.withLock({ $0.cachedSingleton(provider.key, as: Value.self) }) : nil
-        let value = cached ?? home.resolveSlowly(provider, servingScope: ObjectIdentifier(self))
-        guard buildsAfterAll(provider.key, handover) else { return value }
         return resolveSlowly(provider, servingScope: nil)
     }
 
@@ -102,10 +106,15 @@ extension DependencyContainer {
     /// built in a task of its own, which inherits this task's task-local values, so that
     /// cancelling one waiter does not cancel it for the others.
     func resolve<Value>(_ provider: AsyncProvider<Value>) async throws -> Value {
-        if let handover = appContainer(resolving: provider.key, provider.scope) {
+        var asked = 1
+        handingOver: while let handover = appContainer(resolving: provider.key, provider.scope) {
             noteUseOfAppInstance(provider.key)
             let value = try await handover.app.resolve(provider, servingScope: ObjectIdentifier(self))
-            guard buildsAfterAll(provider.key, handover) else { return value }
+            switch afterHandover(provider.key, handover, asked: asked) {
+            case .sharesAppInstance: return value
+            case .buildsOwn: break handingOver
+            case .asksAgain: asked += 1
+            }
         }
         return try await resolve(provider, servingScope: nil)
     }
