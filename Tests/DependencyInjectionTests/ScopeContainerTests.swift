@@ -111,6 +111,16 @@ import Testing
         #expect(DependencyContainer(scopeOf: app).scheduler() === app.scheduler())
     }
 
+    @Test func aScopeResetToNoOverridesSharesTheAppsSingletonAgain() {
+        let app = DependencyContainer()
+        let scope = DependencyContainer(scopeOf: app)
+        scope.override(\.scopeClock) { ScopeClock(name: "scope") }
+        #expect(scope.scheduler().clock.name == "scope")
+        scope.reset()
+        #expect(scope.scheduler() === app.scheduler())
+        #expect(scope.scheduler().clock.name == "app")
+    }
+
     @Test func aScopesOverrideOfASingletonIsItsOwn() {
         let app = DependencyContainer()
         let scope = DependencyContainer(scopeOf: app)

@@ -217,15 +217,18 @@ extension DependencyContainer {
         })
     }
 
-    /// Keys overridden or decorated in this scope and in the scopes between it and `app`.
+    /// Keys overridden or decorated in this scope and in the scopes between it and `app`:
+    /// for a scope of the app container, its own list, kept until its overrides change.
     private func overridesOfScope(upTo app: DependencyContainer) -> [RegistrationKey] {
-        var keys: [RegistrationKey] = []
-        var container: DependencyContainer? = self
+        var keys = state.withLock { $0.listedOverriddenKeys() }
+        var container = parent
         while let scope = container, scope !== app {
-            scope.state.withLock { state in
-                // One key at a time: appending the keys view goes through unspecialized code.
-                for key in state.overrides.keys { keys.append(key) }
-                for key in state.decorations.keys { keys.append(key) }
+            let outer = scope.state.withLock { $0.listedOverriddenKeys() }
+            if keys.isEmpty {
+                keys = outer
+            } else {
+                // One key at a time: appending an array goes through unspecialized code.
+                for key in outer { keys.append(key) }
             }
             container = scope.parent
         }

@@ -75,6 +75,7 @@ extension DependencyContainer {
     /// overrides.
     public func reset() {
         let (dropped, instances, children) = state.withLock(releasingAfter: { state, released in
+            state.forgetOverriddenKeys(released: &released)
             released.append(state.overrides)
             released.append(state.decorations)
             released.append(state.sharedInstances)
@@ -160,6 +161,7 @@ extension DependencyContainer {
     ) {
         RegistrationIdentity.note(keyPath, leadsTo: key, name: name, in: self)
         let children = state.withLock(releasingAfter: { state, released in
+            state.forgetOverriddenKeys(released: &released)
             body(&state, &released)
             _ = state.invalidate([key], keepingOwnOverrides: false, released: &released)
             return state.liveChildren

@@ -1,6 +1,6 @@
 #if !canImport(Darwin) && canImport(Glibc)
 import Glibc
-import Synchronization
+public import Synchronization
 
 /// The lock of a ``_Locked`` on Linux: a state word changed atomically, with a
 /// `pthread_mutex_t` and a `pthread_cond_t` on which only contended lockers sleep.
@@ -34,6 +34,7 @@ import Synchronization
 /// _AtomicMutex.unlock(lock)
 /// _AtomicMutex.destroy(lock)
 /// ```
+@usableFromInline
 struct _AtomicMutex {
     /// 0: free; 1: held, no sleeper; 2: held, maybe sleepers.
     private var word = 0
@@ -42,7 +43,9 @@ struct _AtomicMutex {
     /// Where contended lockers sleep.
     private var sleepers = pthread_cond_t()
 
-    private static let free = 0, held = 1, contended = 2
+    @usableFromInline static var free: Int { 0 }
+    @usableFromInline static var held: Int { 1 }
+    @usableFromInline static var contended: Int { 2 }
 
     /// Releases what the mutex and condition hold; the lock must be free.
     ///
@@ -55,11 +58,19 @@ struct _AtomicMutex {
     }
 
     /// Takes the lock, sleeping while another thread holds it.
+    @inlinable
     static func lock(_ lock: UnsafeMutablePointer<Self>) {
-        let word = word(of: lock)
-        if word.pointee.compareExchange(expected: free, desired: held, ordering: .acquiringAndReleasing).exchanged {
+        if word(of: lock).pointee.compareExchange(expected: free, desired: held, ordering: .acquiringAndReleasing).exchanged {
             return
         }
+        lockContended(lock)
+    }
+
+    /// The rest of ``lock(_:)`` when the lock is held by another thread: compiled once,
+    /// here, while the uncontended path is inlined where the lock is taken.
+    @usableFromInline
+    static func lockContended(_ lock: UnsafeMutablePointer<Self>) {
+        let word = word(of: lock)
         // Marked contended before each sleep, so that the holder's unlock wakes the sleepers.
         while word.pointee.exchange(contended, ordering: .acquiringAndReleasing) != free {
             pthread_mutex_lock(parking(of: lock))
@@ -77,14 +88,22 @@ struct _AtomicMutex {
     /// The sleepers woken for nothing mark the word contended again and go back to sleep;
     /// under contention this still beats a `pthread_mutex_t` (16 threads on one lock:
     /// 0.15 s against 0.52 s).
+    @inlinable
     static func unlock(_ lock: UnsafeMutablePointer<Self>) {
         guard word(of: lock).pointee.exchange(free, ordering: .acquiringAndReleasing) == contended else { return }
+        wakeSleepers(lock)
+    }
+
+    /// Wakes the threads sleeping in ``lockContended(_:)``.
+    @usableFromInline
+    static func wakeSleepers(_ lock: UnsafeMutablePointer<Self>) {
         pthread_mutex_lock(parking(of: lock))
         pthread_cond_broadcast(sleepers(of: lock))
         pthread_mutex_unlock(parking(of: lock))
     }
 
-    private static func word(of lock: UnsafeMutablePointer<Self>) -> UnsafeMutablePointer<Atomic<Int>> {
+    @inlinable
+    static func word(of lock: UnsafeMutablePointer<Self>) -> UnsafeMutablePointer<Atomic<Int>> {
         UnsafeMutableRawPointer(lock).assumingMemoryBound(to: Atomic<Int>.self)
     }
 

@@ -37,11 +37,11 @@ import Musl
 final class _Locked<State>: @unchecked Sendable {
     // @unchecked: the state is only touched while the lock is held.
     #if canImport(Darwin)
-    private typealias Primitive = os_unfair_lock
+    @usableFromInline typealias Primitive = os_unfair_lock
     #elseif canImport(Glibc)
-    private typealias Primitive = _AtomicMutex
+    @usableFromInline typealias Primitive = _AtomicMutex
     #else
-    private typealias Primitive = pthread_mutex_t
+    @usableFromInline typealias Primitive = pthread_mutex_t
     #endif
 
     // The two stored properties, in this order: the object's layout is declaration order,
@@ -87,11 +87,12 @@ final class _Locked<State>: @unchecked Sendable {
     }
 
     /// The lock, the object's first stored property.
-    private var primitive: UnsafeMutablePointer<Primitive> {
+    @inlinable
+    var primitive: UnsafeMutablePointer<Primitive> {
         _getUnsafePointerToStoredProperties(self).assumingMemoryBound(to: Primitive.self)
     }
 
-    @usableFromInline
+    @inlinable
     func lock() {
         #if canImport(Darwin)
         os_unfair_lock_lock(primitive)
@@ -102,7 +103,7 @@ final class _Locked<State>: @unchecked Sendable {
         #endif
     }
 
-    @usableFromInline
+    @inlinable
     func unlock() {
         #if canImport(Darwin)
         os_unfair_lock_unlock(primitive)
