@@ -11,7 +11,7 @@ struct ContainerState {
     /// Replacement closures, each an `Override<Value>` or `AsyncOverride<Value>` for its
     /// key's value type. Changed only by ``DependencyContainer/change(_:named:at:_:)`` and
     /// ``DependencyContainer/reset()``, which drop ``overriddenKeys``.
-    var overrides: [RegistrationKey: AnyObject] = [:]
+    var overrides = OverrideTable()
     /// Wrappers of registrations, each a `Decoration<Value>` or `AsyncDecoration<Value>`,
     /// in the order they were installed. Changed only where ``overrides`` is.
     var decorations: [RegistrationKey: [AnyObject]] = [:]
@@ -257,9 +257,8 @@ struct ContainerState {
     /// The keys of ``overrides`` and ``decorations``, listed once until they change.
     mutating func listedOverriddenKeys() -> [RegistrationKey] {
         if let overriddenKeys { return overriddenKeys }
-        var keys: [RegistrationKey] = []
+        var keys = overrides.keys
         // One key at a time: appending the keys view goes through unspecialized code.
-        for key in overrides.keys { keys.append(key) }
         for key in decorations.keys { keys.append(key) }
         overriddenKeys = keys
         return keys

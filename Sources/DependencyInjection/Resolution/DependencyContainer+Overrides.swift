@@ -84,7 +84,7 @@ extension DependencyContainer {
             released.append(state.teardowns)
             released.append(state.arguments)
             defer {
-                (state.overrides, state.decorations, state.sharedInstances, state.arguments) = ([:], [:], [:], [:])
+                (state.overrides, state.decorations, state.sharedInstances, state.arguments) = (.init(), [:], [:], [:])
                 (state.singletons, state.dependents, state.teardowns) = (.init(), [:], [:])
                 state.building.dropAll()
                 state.drops &+= 1
