@@ -90,7 +90,7 @@ final class Findings: @unchecked Sendable {
 
 /// Starts `resolve` on a thread of its own; the function it returns waits for it and
 /// returns what it resolved.
-private func onThread<Value: Sendable>(_ resolve: @escaping @Sendable () -> Value) -> () -> Value {
+func onThread<Value: Sendable>(_ resolve: @escaping @Sendable () -> Value) -> () -> Value {
     let result = Collected<Value>()
     let finished = DispatchSemaphore(value: 0)
     Thread {
@@ -395,17 +395,6 @@ extension DependencyContainer {
             findings.check(appBuilds.count == 2, "\(appBuilds.count) app constructions")
             withExtendedLifetime(scope) {}
         }
-    }
-
-    /// An app container and a scope of it that overrides something `ifbAppWho` does not
-    /// use, each with its own "ifb.who".
-    private func appAndScopeOverridingSomething() -> (app: DependencyContainer, scope: DependencyContainer) {
-        let app = DependencyContainer()
-        app.setValue("app", forKey: "ifb.who")
-        let scope = DependencyContainer(scopeOf: app)
-        scope.setValue("scope", forKey: "ifb.who")
-        scope.override(\.ifbPlainPart) { IFBPart("scope's") }
-        return (app, scope)
     }
 
     /// A scope that overrides something else asks for an app-wide singleton, which the app
