@@ -464,20 +464,20 @@ extension DependencyContainer {
 
     /// A tracer shuts the app container down after every build, so the app container drops
     /// every instance it hands a scope before the scope can look at it. The scope stops
-    /// asking after a few rounds and builds its own, instead of hanging.
+    /// asking after a few rounds, instead of hanging, and hands out the app's last instance
+    /// rather than building one from its own values.
     @Test func aScopeWhoseAppContainerDropsEveryHandoverStopsAskingAgain() async {
         await run { findings in
-            let app = DependencyContainer()
+            let (app, scope) = appAndScopeOverridingSomething()
             let builds = app.counter("ifbAppWho")
             app.tracer = ResolutionTracer { [weak app] events in
                 if events.contains(where: { $0.outcome == .built }) { app?.shutdown() }
             }
-            let scope = DependencyContainer(scopeOf: app)
-            scope.override(\.ifbPlainPart) { IFBPart("scope's") }
-            _ = scope.ifbAppWho()
+            let handedOut = scope.ifbAppWho()
             app.tracer = nil
             let asks = DependencyContainer.handoversPerResolution
-            findings.check(builds.count == asks + 1, "\(builds.count) constructions for \(asks) asks")
+            findings.check(builds.count == asks, "\(builds.count) constructions for \(asks) asks")
+            findings.check(handedOut.source == "app", "handed out \(handedOut.source)")
             withExtendedLifetime(scope) {}
         }
     }

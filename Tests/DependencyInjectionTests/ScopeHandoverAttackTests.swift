@@ -76,6 +76,10 @@ extension DependencyContainer {
     var shaWatched: Provider<IFBReleaseWatcher> {
         singleton { IFBReleaseWatcher(container: self, releases: self.getValue(forKey: "ifb.releases")!) }
     }
+    /// An async app-wide singleton built from the (synchronous) clock.
+    var shaAsyncTimed: AsyncProvider<IFBPart> {
+        singleton { IFBPart("timed", inner: self.shaClock()) }
+    }
     /// An async app-wide singleton that reads a stored value through `self`, held at the
     /// async gate stored under "sha.asyncGate", if any.
     var shaAsyncWho: AsyncProvider<IFBPart> {
@@ -326,13 +330,10 @@ func appAndScopeOverridingSomething() -> (app: DependencyContainer, scope: Depen
         guard finished else { return }
         #expect(wrong.values.isEmpty, "\(wrong.values.count) wrong: \(Array(Set(wrong.values)))")
         // The clocked scope, handing `shaTimed` over before it learned that it builds its own,
-        // serves its cached clock to the app's construction: the inline-cache issue of
-        // `anAppSingletonBuiltForAScopeNeverTakesTheScopesCachedOverride`.
-        withKnownIssue("the scope's inline cache serves its own singleton inside a served construction", isIntermittent: true) {
-            #expect(leaked.values.isEmpty, "\(leaked.values.count) handed out from the app built from a scope's clock")
-            #expect(app.shaTimed().inner?.source == "app clock")
-            #expect(clocked.shaTimed() !== app.shaTimed() && clocked.shaTimed().inner?.source == "scope clock")
-        }
+        // must not serve its cached clock to the app's construction.
+        #expect(leaked.values.isEmpty, "\(leaked.values.count) handed out from the app built from a scope's clock")
+        #expect(app.shaTimed().inner?.source == "app clock")
+        #expect(clocked.shaTimed() !== app.shaTimed() && clocked.shaTimed().inner?.source == "scope clock")
         let (who, timed) = (app.ifbAppWho(), app.shaTimed())
         for scope in sharing {
             #expect(scope.ifbAppWho() === who, "a scope keeps its own ifbAppWho")
@@ -340,30 +341,26 @@ func appAndScopeOverridingSomething() -> (app: DependencyContainer, scope: Depen
         }
     }
 
-    // MARK: - Known issues
+    // MARK: - What the handover decides from
 
-    /// A shared value type is never kept, so a scope that overrides anything builds its own
-    /// (`afterHandover` returns `.buildsOwn` when nothing is kept and nothing was dropped),
-    /// from its own stored values, although the value uses nothing the scope overrides: the
-    /// app's record of uses, which survives the construction when nothing was dropped, would
-    /// say so.
+    /// A shared value type is never kept, so the app container keeps no instance to look at;
+    /// the app's record of uses, which survives the construction when nothing was dropped,
+    /// shows that the value uses nothing the scope overrides: the scope shares the app's
+    /// value, and never builds one from its own stored values.
     @Test func aSharedValueAScopeOverridingSomethingElseAsksForIsTheApps() {
         let (app, scope) = appAndScopeOverridingSomething()
         let bystander = DependencyContainer(scopeOf: app)
         bystander.setValue("bystander", forKey: "ifb.who")
         #expect(app.shaWhoValue() == "app")
         #expect(bystander.shaWhoValue() == "app", "a scope that overrides nothing shares the app's value")
-        withKnownIssue("a scope that overrides anything builds a shared value itself, from its own values") {
-            #expect(scope.shaWhoValue() == "app")
-        }
+        #expect(scope.shaWhoValue() == "app")
     }
 
     /// Inside an app-wide construction a scope handed over, `self` is the scope, and what the
-    /// construction resolves through it is meant to come from the app container. But a
-    /// singleton the scope already keeps (its own clock, from its override) is served from
-    /// the scope's inline cache, before the handover logic sees the served frame: the app
-    /// builds and keeps `shaTimed` from the scope's clock, records no use of the clock, and
-    /// every other scope and the app share it.
+    /// construction resolves through it comes from the app container, even a singleton the
+    /// scope already keeps (its own clock, from its override): the scope's inline cache
+    /// steps aside while it hands over, else the app would build and keep `shaTimed` from
+    /// the scope's clock, record no use of the clock, and every other scope would share it.
     @Test func anAppSingletonBuiltForAScopeNeverTakesTheScopesCachedOverride() {
         let app = DependencyContainer()
         let scope = DependencyContainer(scopeOf: app)
@@ -371,20 +368,32 @@ func appAndScopeOverridingSomething() -> (app: DependencyContainer, scope: Depen
         #expect(scope.shaClock().source == "scope clock")  // now cached in the scope
         let timed = scope.shaTimed()
         #expect(timed.inner?.source == "scope clock")
-        withKnownIssue("the scope's inline cache serves its own singleton inside a served construction") {
-            #expect(app.shaTimed().inner?.source == "app clock")
-            #expect(app.shaTimed() !== timed)
-            #expect(DependencyContainer(scopeOf: app).shaTimed().inner?.source == "app clock")
-        }
+        #expect(app.shaTimed().inner?.source == "app clock")
+        #expect(app.shaTimed() !== timed)
+        #expect(DependencyContainer(scopeOf: app).shaTimed().inner?.source == "app clock")
         withExtendedLifetime(scope) {}
     }
 
-    /// The same issue reached without resolving the clock by hand: the scope builds its own
+    /// The async road: the scope's inline cache steps aside while it hands an async
+    /// singleton over, so the app's construction gets the app's clock, not the one the
+    /// scope keeps.
+    @Test func anAsyncAppSingletonBuiltForAScopeNeverTakesTheScopesCachedOverride() async throws {
+        let app = DependencyContainer()
+        let scope = DependencyContainer(scopeOf: app)
+        scope.override(\.shaClock) { IFBPart("scope clock") }
+        #expect(scope.shaClock().source == "scope clock")  // now cached in the scope
+        let timed = try await scope.shaAsyncTimed()
+        #expect(timed.inner?.source == "scope clock")
+        #expect(try await app.shaAsyncTimed().inner?.source == "app clock")
+        #expect(try await app.shaAsyncTimed() !== timed)
+        withExtendedLifetime(scope) {}
+    }
+
+    /// The same reached without resolving the clock by hand: the scope builds its own
     /// `shaTimed` because the app's record shows it uses the clock, and keeps its own clock
     /// on the way. The app container is reset, which takes the record (and the scope's
     /// `shaTimed`, not its clock). The scope hands `shaTimed` over again; the app builds it
-    /// from the clock the scope keeps, records no use of the clock, keeps it, and the scope,
-    /// the app and every other scope share an app-wide singleton built from the scope's clock.
+    /// from its own clock, and the scope, learning that it uses the clock, builds its own.
     @Test func anAppResetMakesAScopeHandOverASingletonItBuiltFromItsOverrideAndTheAppTakesTheScopesValue() {
         let app = DependencyContainer()
         let scope = DependencyContainer(scopeOf: app)
@@ -394,27 +403,23 @@ func appAndScopeOverridingSomething() -> (app: DependencyContainer, scope: Depen
         app.reset()
         let timed = scope.shaTimed()
         #expect(timed.inner?.source == "scope clock")
-        withKnownIssue("the scope's inline cache serves its own singleton inside a served construction") {
-            #expect(app.shaTimed().inner?.source == "app clock")
-            #expect(timed !== app.shaTimed())
-        }
+        #expect(app.shaTimed().inner?.source == "app clock")
+        #expect(timed !== app.shaTimed())
         withExtendedLifetime(scope) {}
     }
 
     /// A tracer resets the app container after every build until the scope gives up asking;
-    /// the scope then builds `ifbAppWho` itself, from its own values, and keeps it: after the
-    /// app stops dropping it, the scope still serves its own instead of the app's.
+    /// the scope then hands out the app's last instance, keeping nothing of its own: once
+    /// the app stops dropping it, the scope shares the app's instance.
     @Test func aScopeThatGaveUpAskingStillSharesTheAppsInstanceAfterwards() async {
-        await withKnownIssue("after the last ask the scope builds and keeps the app-wide instance from its own values") {
-            await run { findings in
-                let (app, scope) = appAndScopeOverridingSomething()
-                change(app, whenBuilt: "ifbAppWho", times: DependencyContainer.handoversPerResolution)
-                let handedOut = scope.ifbAppWho()
-                app.tracer = nil
-                findings.check(handedOut.source == "app", "handed out \(handedOut.source)")
-                findings.check(scope.ifbAppWho() === app.ifbAppWho(), "the scope keeps an instance of its own")
-                withExtendedLifetime(scope) {}
-            }
+        await run { findings in
+            let (app, scope) = appAndScopeOverridingSomething()
+            change(app, whenBuilt: "ifbAppWho", times: DependencyContainer.handoversPerResolution)
+            let handedOut = scope.ifbAppWho()
+            app.tracer = nil
+            findings.check(handedOut.source == "app", "handed out \(handedOut.source)")
+            findings.check(scope.ifbAppWho() === app.ifbAppWho(), "the scope keeps an instance of its own")
+            withExtendedLifetime(scope) {}
         }
     }
 }

@@ -30,9 +30,18 @@ struct ContainerState {
     /// detached task): so no use is missed, and an override of anything resolved meanwhile
     /// drops the instance being built.
     var building = RunningConstructions() {
-        didSet { isBuilding = !building.isEmpty }
+        didSet { isBuilding = !building.isEmpty || handovers > 0 }
     }
-    /// Whether `building` has any construction: read on every cached resolution.
+    /// In a scope: how many resolutions are handing an app-wide registration to the app
+    /// container now. Meanwhile the construction there may resolve through the scope
+    /// (`self` in its closure is the scope), and must get the app container's instances:
+    /// so the scope's inline cache steps aside, and every resolution here takes the road
+    /// that sees the construction (``DependencyContainer/appContainer(resolving:_:)``).
+    var handovers = 0 {
+        didSet { isBuilding = !building.isEmpty || handovers > 0 }
+    }
+    /// Whether `building` has any construction, or a handover is under way: read on every
+    /// cached resolution, which then takes the slow road.
     @usableFromInline var isBuilding = false
     /// For each registration, the keys whose cached instances were built while it was
     /// resolved (with any argument).

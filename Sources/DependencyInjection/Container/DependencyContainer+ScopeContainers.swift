@@ -174,7 +174,12 @@ extension DependencyContainer {
     /// container again: building its own then would give an app-wide instance the scope's
     /// values. It asks at most ``handoversPerResolution`` times: a container dropped that
     /// often during one resolution (a tracer that shuts it down after every build) must not
-    /// hold the scope forever, and the scope then builds its own.
+    /// hold the scope forever, and the scope then hands out the last instance the app
+    /// container built, which nobody keeps.
+    ///
+    /// When the app container keeps no instance and dropped nothing (a `shared` value
+    /// type, which is never kept), its record of uses, which survives the construction,
+    /// decides.
     @usableFromInline
     func afterHandover(_ key: RegistrationKey, _ handover: Handover, asked: Int) -> AfterHandover {
         guard !handover.isServed, handover.overrodeAnything else { return .sharesAppInstance }
@@ -187,9 +192,10 @@ extension DependencyContainer {
             if state.keepsInstance(of: key) {
                 return state.built(key, fromAnyOf: installed) ? .buildsOwn : .sharesAppInstance
             }
-            // Nothing kept and nothing dropped: a shared value type, never kept, so never
-            // known to be free of the scope's overrides.
-            return state.drops == handover.appDrops || asked >= Self.handoversPerResolution ? .buildsOwn : .asksAgain
+            if state.drops == handover.appDrops {
+                return state.built(key, fromAnyOf: installed) ? .buildsOwn : .sharesAppInstance
+            }
+            return asked < Self.handoversPerResolution ? .asksAgain : .sharesAppInstance
         }
     }
 
@@ -205,6 +211,28 @@ extension DependencyContainer {
         guard let app = appContainerOfScope, !builds(key, scope, app) else { return self }
         return app
     }
+
+    /// Runs `handOver`, the app container's resolution of a registration this scope handed
+    /// it, with the scope's inline cache set aside (``ContainerState/handovers``).
+    @inlinable
+    func handingOver<Value>(_ handOver: () throws -> Value) rethrows -> Value {
+        beginHandover()
+        defer { endHandover() }
+        return try handOver()
+    }
+
+    /// The async form of ``handingOver(_:)``.
+    func handingOver<Value>(isolation: isolated (any Actor)? = #isolation, _ handOver: () async throws -> Value) async rethrows -> Value {
+        beginHandover()
+        defer { endHandover() }
+        return try await handOver()
+    }
+
+    @usableFromInline
+    func beginHandover() { state.withLock { $0.handovers += 1 } }
+
+    @usableFromInline
+    func endHandover() { state.withLock { $0.handovers -= 1 } }
 
     /// Records, in this scope, that `key` was used while the scope builds something: the
     /// app container resolves it, but an override or reset of it there must still drop

@@ -49,7 +49,7 @@ extension DependencyContainer {
             noteUseOfAppInstance(provider.key)
             let cached = provider.scope.isKeptByContainer
                 ? home.state.withLock({ $0.cachedSingleton(provider.key, as: Value.self) }) : nil
-            let value = cached ?? home.resolveSlowly(provider, servingScope: ObjectIdentifier(self))
+            let value = cached ?? handingOver { home.resolveSlowly(provider, servingScope: ObjectIdentifier(self)) }
             switch afterHandover(provider.key, handover, asked: asked) {
             case .sharesAppInstance: return value
             case .buildsOwn: return resolveSlowly(provider, servingScope: nil)
@@ -109,7 +109,7 @@ extension DependencyContainer {
         var asked = 1
         handingOver: while let handover = appContainer(resolving: provider.key, provider.scope) {
             noteUseOfAppInstance(provider.key)
-            let value = try await handover.app.resolve(provider, servingScope: ObjectIdentifier(self))
+            let value = try await handingOver { try await handover.app.resolve(provider, servingScope: ObjectIdentifier(self)) }
             switch afterHandover(provider.key, handover, asked: asked) {
             case .sharesAppInstance: return value
             case .buildsOwn: break handingOver
