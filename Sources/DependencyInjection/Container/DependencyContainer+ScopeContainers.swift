@@ -189,10 +189,9 @@ extension DependencyContainer {
         if installed.isEmpty { return .sharesAppInstance }
         if state.withLock({ $0.learnedOwn.contains(key) }) { return .buildsOwn }
         return handover.app.state.withLock { state in
-            if state.keepsInstance(of: key) {
-                return state.built(key, fromAnyOf: installed) ? .buildsOwn : .sharesAppInstance
-            }
-            if state.drops == handover.appDrops {
+            // The record of uses is whole while the instance is kept, or when nothing was
+            // dropped since the handover (a shared value type is never kept).
+            if state.keepsInstance(of: key) || state.drops == handover.appDrops {
                 return state.built(key, fromAnyOf: installed) ? .buildsOwn : .sharesAppInstance
             }
             return asked < Self.handoversPerResolution ? .asksAgain : .sharesAppInstance
@@ -228,9 +227,11 @@ extension DependencyContainer {
         return try await handOver()
     }
 
+    /// Sets this scope's inline cache aside until the matching ``endHandover()``.
     @usableFromInline
     func beginHandover() { state.withLock { $0.handovers += 1 } }
 
+    /// Ends what ``beginHandover()`` began.
     @usableFromInline
     func endHandover() { state.withLock { $0.handovers -= 1 } }
 
