@@ -36,14 +36,17 @@ struct _SingletonTable {
         /// Only touched under the owning container's lock, so not checked dynamically.
         @exclusivity(unchecked) @usableFromInline var count = 0
 
-        /// The buffers come from `malloc`: `UnsafeMutablePointer.allocate` asks the runtime
-        /// for an aligned allocation (`posix_memalign` on Linux), which costs several times
-        /// as much, and a container's first singleton allocates them.
+        /// The boxes and then the keys share one buffer from `malloc`:
+        /// `UnsafeMutablePointer.allocate` asks the runtime for an aligned allocation
+        /// (`posix_memalign` on Linux), which costs several times as much, and a
+        /// container's first singleton allocates it. The keys start right after the boxes,
+        /// at a multiple of a box's stride, which is alignment enough for a key.
         init(capacity: Int) {
-            keys = malloc(capacity * MemoryLayout<RegistrationKey>.stride)!
-                .bindMemory(to: RegistrationKey.self, capacity: capacity)
-            boxes = malloc(capacity * MemoryLayout<Unmanaged<AnyObject>?>.stride)!
-                .bindMemory(to: Unmanaged<AnyObject>?.self, capacity: capacity)
+            assert(MemoryLayout<RegistrationKey>.alignment <= MemoryLayout<Unmanaged<AnyObject>?>.stride)
+            let boxBytes = capacity * MemoryLayout<Unmanaged<AnyObject>?>.stride
+            let buffer = malloc(boxBytes + capacity * MemoryLayout<RegistrationKey>.stride)!
+            boxes = buffer.bindMemory(to: Unmanaged<AnyObject>?.self, capacity: capacity)
+            keys = (buffer + boxBytes).bindMemory(to: RegistrationKey.self, capacity: capacity)
             boxes.initialize(repeating: nil, count: capacity)
             mask = capacity - 1
         }
@@ -55,8 +58,7 @@ struct _SingletonTable {
                     (keys + index).deinitialize(count: 1)
                 }
             }
-            free(keys)
-            free(boxes)
+            free(boxes)  // the start of the one buffer
         }
     }
 
