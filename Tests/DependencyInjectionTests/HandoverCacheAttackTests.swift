@@ -410,11 +410,11 @@ private func overrideHoldingWatcher(
     }
 
     /// The task that handed an async singleton over is cancelled while the app container
-    /// builds it. Its wait ends, and with it the handover, but the construction goes on in
-    /// its own task: when it then resolves the clock through the scope (`self`), the
-    /// scope's inline cache no longer steps aside and serves the scope's own clock, and the
-    /// app keeps, for every scope, an app-wide singleton built from one scope's value.
-    @Test func aCancelledAsyncHandoverLeavesTheConstructionWithoutTheScopesCacheSetAside() async throws {
+    /// builds it. Its wait ends, but the construction goes on in its own task, and the
+    /// scope's cache stays aside until it ends: when it resolves the clock through the
+    /// scope (`self`), it gets the app's clock, not the scope's own, which the app would
+    /// otherwise keep for every scope.
+    @Test func aCancelledAsyncHandoverKeepsTheScopesCacheAsideUntilTheConstructionEnds() async throws {
         let app = DependencyContainer()
         let scope = DependencyContainer(scopeOf: app)
         scope.override(\.hcaClock) { IFBPart("scope clock") }
@@ -423,26 +423,26 @@ private func overrideHoldingWatcher(
         app.setValue(gate, forKey: "hca.asyncGate")
         let waiter = Task { try await scope.hcaGatedTimed() }
         await gate.entered.wait()
-        #expect(scope.hcaHandovers == 1)
+        #expect(scope.hcaHandovers == 2, "the waiting task's and the construction's")
         waiter.cancel()
         let result = await waiter.result
         #expect(throws: CancellationError.self) { try result.get() }
+        #expect(scope.hcaHandovers == 1, "the construction's, while it runs")
         gate.opened.open()
         let built = try await app.hcaGatedTimed()  // the construction still in flight
         let other = try await DependencyContainer(scopeOf: app).hcaGatedTimed()
-        withKnownIssue("a cancelled waiter ends the handover while the construction it handed over still runs") {
-            #expect(built.inner?.source == "app clock")
-            #expect(other.inner?.source == "app clock")
-        }
+        #expect(built.inner?.source == "app clock")
+        #expect(other.inner?.source == "app clock")
         #expect(scope.hcaHandovers == 0)
     }
 
     /// The app container already keeps `hcaMid`, built from its clock; the scope overrides
     /// the clock and asks for `hcaTop`, built from `hcaMid`. A tracer resets `hcaTop` after
-    /// each build, which takes the record that it uses `hcaMid`, until the scope gives up
-    /// asking: the scope then hands out the app's last `hcaTop`, built from the app's clock
-    /// although the scope overrides it.
-    @Test func aScopeThatGaveUpAskingHandsOutAnInstanceBuiltFromWhatItOverrides() async {
+    /// each build, which takes the app's record that it uses `hcaMid`. The scope learns it
+    /// itself, when the construction it handed over asks for `hcaMid`, which the app built
+    /// from the clock: it builds its own `hcaTop` from its own clock, and never hands out
+    /// the app's.
+    @Test func aScopeWhoseAppKeepsDroppingAnInstanceBuiltFromWhatItOverridesBuildsItsOwn() async {
         let app = DependencyContainer()
         let scope = DependencyContainer(scopeOf: app)
         #expect(app.hcaMid().inner?.source == "app clock")
@@ -456,9 +456,7 @@ private func overrideHoldingWatcher(
         let top = Collected<IFBPart>()
         #expect(await finishesWithoutHangingOffThePool { top.append(scope.hcaTop()) })
         app.tracer = nil
-        withKnownIssue("after the last ask the scope shares an instance it cannot know is free of its overrides") {
-            #expect(top.values.first?.inner?.inner?.source == "scope clock")
-        }
+        #expect(top.values.first?.inner?.inner?.source == "scope clock")
         #expect(scope.hcaTop().inner?.inner?.source == "scope clock")
     }
 }

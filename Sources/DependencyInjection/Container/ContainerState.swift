@@ -33,10 +33,13 @@ struct ContainerState {
         didSet { isBuilding = !building.isEmpty || handovers > 0 }
     }
     /// In a scope: how many resolutions are handing an app-wide registration to the app
-    /// container now. Meanwhile the construction there may resolve through the scope
-    /// (`self` in its closure is the scope), and must get the app container's instances:
-    /// so the scope's inline cache steps aside, and every resolution here takes the road
-    /// that sees the construction (``DependencyContainer/appContainer(resolving:_:)``).
+    /// container now, and how many async constructions the app container runs for this
+    /// scope (counted until they end, even when every waiter was cancelled). Meanwhile the
+    /// construction there may resolve through the scope (`self` in its closure is the
+    /// scope), and must get the app container's instances: so the scope's inline cache
+    /// steps aside, and every resolution here, on any thread, takes the road that sees the
+    /// construction (``DependencyContainer/appContainer(resolving:_:)``). That costs a
+    /// cached resolution in the scope a few hundred instructions while it lasts.
     var handovers = 0 {
         didSet { isBuilding = !building.isEmpty || handovers > 0 }
     }

@@ -148,12 +148,16 @@ extension DependencyContainer {
     }
 
     /// An app-wide construction this scope handed over asks for `key`: when the scope
-    /// overrides it, every such construction on the chain is built from what the scope
+    /// overrides it, or the app container's instance of it was built from something the
+    /// scope overrides, every such construction on the chain is built from what the scope
     /// overrides, and the scope remembers to build them itself. Its own record, unlike the
     /// app container's, survives the app container's resets.
     private func noteServedUse(of key: RegistrationKey, from innermost: Frame?, _ app: DependencyContainer) {
         let installed = overridesOfScope(upTo: app)
-        guard installed.contains(key) || installed.contains(key.registration) else { return }
+        guard !installed.isEmpty else { return }
+        guard installed.contains(key) || installed.contains(key.registration)
+            || app.state.withLock({ $0.built(key, fromAnyOf: installed) })
+        else { return }
         let owner = Owner.current
         var served: [RegistrationKey] = []
         var frame = innermost

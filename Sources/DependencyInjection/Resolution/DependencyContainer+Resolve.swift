@@ -109,7 +109,7 @@ extension DependencyContainer {
         var asked = 1
         handingOver: while let handover = appContainer(resolving: provider.key, provider.scope) {
             noteUseOfAppInstance(provider.key)
-            let value = try await handingOver { try await handover.app.resolve(provider, servingScope: ObjectIdentifier(self)) }
+            let value = try await handingOver { try await handover.app.resolve(provider, servingScope: self) }
             switch afterHandover(provider.key, handover, asked: asked) {
             case .sharesAppInstance: return value
             case .buildsOwn: break handingOver
@@ -119,17 +119,20 @@ extension DependencyContainer {
         return try await resolve(provider, servingScope: nil)
     }
 
-    private func resolve<Value>(_ provider: AsyncProvider<Value>, servingScope: ObjectIdentifier?) async throws -> Value {
-        let resolution = begin(provider.key, provider.name, provider.scope, Value.self, servingScope: servingScope)
+    private func resolve<Value>(_ provider: AsyncProvider<Value>, servingScope: DependencyContainer?) async throws -> Value {
+        let resolution = begin(
+            provider.key, provider.name, provider.scope, Value.self, servingScope: servingScope.map(ObjectIdentifier.init))
         do {
-            return try await resolve(provider, resolution)
+            return try await resolve(provider, resolution, servingScope: servingScope)
         } catch {
             resolution.trace?.finish(outcome: nil)
             throw error
         }
     }
 
-    private func resolve<Value>(_ provider: AsyncProvider<Value>, _ resolution: Resolution) async throws -> Value {
+    private func resolve<Value>(
+        _ provider: AsyncProvider<Value>, _ resolution: Resolution, servingScope: DependencyContainer?
+    ) async throws -> Value {
         let object: AnyObject
         switch resolution.claim {
         case .cached(let cached):
@@ -152,7 +155,12 @@ extension DependencyContainer {
                 resolution.trace?.finish(outcome: resolution.outcome)
                 return value
             }
+            // The scope this construction is built for keeps its cache aside until the
+            // construction ends, not only while this task waits: a waiter that is cancelled
+            // stops waiting, and the construction runs on.
+            servingScope?.beginHandover()
             Task {
+                defer { servingScope?.endHandover() }
                 let outcome: Result<AnyBox, any Error>
                 var teardown: PendingTeardown?
                 do {
