@@ -65,11 +65,11 @@ struct RegistrationKey: Hashable, @unchecked Sendable {
         func hash(into hasher: inout Hasher) { hasher.combine(hash) }
     }
 
-    /// Compares the words of two keys inline, and their arguments and file names out of
-    /// line only when those are not the same objects: every probe of a table of instances
-    /// compares a key, and a call that saves registers for the rare paths cost it about 40
-    /// instructions.
-    @inlinable @inline(__always)
+    /// Compares the words of two keys, and their arguments and file names, out of line,
+    /// only when those are not the same objects: every probe of a table of instances
+    /// compares a key, and a comparison that carried the rare paths with it cost an
+    /// override or a first build about 40 instructions per key compared.
+    @inlinable
     static func == (lhs: RegistrationKey, rhs: RegistrationKey) -> Bool {
         guard lhs.position == rhs.position, lhs.type == rhs.type else { return false }
         if lhs.argument === rhs.argument && lhs.file.utf8Start == rhs.file.utf8Start { return true }
