@@ -43,8 +43,20 @@ extension DependencyContainer {
             defer { Frame.leave(&frame, restoring: previous) }
             return provider.make()
         }
-        var asked = 1
-        while let handover = appContainer(resolving: provider.key, provider.scope) {
+        guard let handover = appContainer(resolving: provider.key, provider.scope) else {
+            return resolveSlowly(provider, servingScope: nil)
+        }
+        return resolve(provider, handingOver: handover)
+    }
+
+    /// Resolves `provider` in a scope that hands it to its app container: shares the app
+    /// container's instance, or builds its own, or asks again
+    /// (``afterHandover(_:_:asked:)``). A function of its own, so that the frame of every
+    /// resolution (a deep chain has thousands of them on one stack) does not carry it.
+    @inlinable
+    func resolve<Value>(_ provider: Provider<Value>, handingOver first: Handover) -> Value {
+        var (handover, asked) = (first, 1)
+        while true {
             let home = handover.app
             noteUseOfAppInstance(provider.key)
             let cached = provider.scope.isKeptByContainer
@@ -55,8 +67,11 @@ extension DependencyContainer {
             case .buildsOwn: return resolveSlowly(provider, servingScope: nil)
             case .asksAgain: asked += 1
             }
+            guard let next = appContainer(resolving: provider.key, provider.scope) else {
+                return resolveSlowly(provider, servingScope: nil)
+            }
+            handover = next
         }
-        return resolveSlowly(provider, servingScope: nil)
     }
 
     /// Resolves `provider` in this container, for `servingScope` when this is the app
