@@ -44,7 +44,7 @@ extension DependencyContainer {
     /// that needs them is `scoped`.
     ///
     /// A scope is made and dropped once per request: serving one request through a scope
-    /// (make it, install a value, resolve a handler, drop it) costs about 45,000
+    /// (make it, install a value, resolve a handler, drop it) costs about 24,000
     /// instructions, a little less than with a child made with ``init(parent:)``, which
     /// rebuilds the app's singletons (see <doc:Performance>). Like a child made with
     /// ``init(parent:)``, it reads its parent's stored values and overrides, and its
