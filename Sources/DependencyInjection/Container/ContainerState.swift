@@ -10,13 +10,15 @@ struct ContainerState {
     var values: [String: any Sendable] = [:]
     /// Replacement closures, each an `Override<Value>` or `AsyncOverride<Value>` for its
     /// key's value type. Changed only by ``DependencyContainer/change(_:named:at:_:)`` and
-    /// ``DependencyContainer/reset()``, which drop ``overriddenKeys``.
+    /// ``DependencyContainer/reset()``, which drop what they decided
+    /// (``forgetWhatOverridesDecided(released:)``).
     var overrides = OverrideTable()
     /// Wrappers of registrations, each a `Decoration<Value>` or `AsyncDecoration<Value>`,
     /// in the order they were installed. Changed only where ``overrides`` is.
     var decorations: [RegistrationKey: [AnyObject]] = [:]
     /// The keys of ``overrides`` and ``decorations``, listed when a scope first needs them
-    /// (``listedOverriddenKeys()``) and kept until they change: a scope looks at them on
+    /// (``listedOverriddenKeys()``) and kept until they change
+    /// (``forgetWhatOverridesDecided(released:)``): a scope looks at them on
     /// every app-wide resolution, and listing them each time cost a request about 1,300
     /// instructions.
     var overriddenKeys: [RegistrationKey]?
@@ -58,7 +60,9 @@ struct ContainerState {
     /// How many teardowns have been kept: the place of the next one.
     var teardownsKept = 0
     /// In a scope: app-wide registrations found to be built from what the scope overrides,
-    /// which the scope builds itself.
+    /// which the scope builds itself. Unlike the app container's record of uses, it
+    /// survives the app container's resets; it is forgotten when the scope's own overrides
+    /// change (``forgetWhatOverridesDecided(released:)``).
     var learnedOwn: Set<RegistrationKey> = []
     /// Receives resolutions while tracing; checked on every cached resolution.
     @usableFromInline var tracer: ResolutionTracer?
@@ -276,12 +280,19 @@ struct ContainerState {
         return keys
     }
 
-    /// Drops the list of ``listedOverriddenKeys()`` before ``overrides`` or
-    /// ``decorations`` change, releasing it after unlocking.
-    mutating func forgetOverriddenKeys(released: inout Released) {
-        guard let keys = overriddenKeys else { return }
-        released.append(keys)
-        overriddenKeys = nil
+    /// Drops what this container's ``overrides`` and ``decorations`` decided, before they
+    /// change: the list of ``listedOverriddenKeys()``, and, in a scope, the app-wide
+    /// registrations it learned to build itself (``learnedOwn``), which it learns again
+    /// from what it overrides next. Both are released after unlocking.
+    mutating func forgetWhatOverridesDecided(released: inout Released) {
+        if let keys = overriddenKeys {
+            released.append(keys)
+            overriddenKeys = nil
+        }
+        if !learnedOwn.isEmpty {
+            released.append(learnedOwn)
+            learnedOwn = []
+        }
     }
 
     /// Whether this container's own overrides decide how `key` is built: an override of

@@ -75,7 +75,7 @@ extension DependencyContainer {
     /// overrides.
     public func reset() {
         let (dropped, instances, children) = state.withLock(releasingAfter: { state, released in
-            state.forgetOverriddenKeys(released: &released)
+            state.forgetWhatOverridesDecided(released: &released)
             released.append(state.overrides)
             released.append(state.decorations)
             released.append(state.sharedInstances)
@@ -161,7 +161,7 @@ extension DependencyContainer {
     ) {
         RegistrationIdentity.note(keyPath, leadsTo: key, name: name, in: self)
         let children = state.withLock(releasingAfter: { state, released in
-            state.forgetOverriddenKeys(released: &released)
+            state.forgetWhatOverridesDecided(released: &released)
             body(&state, &released)
             _ = state.invalidate([key], keepingOwnOverrides: false, released: &released)
             return state.liveChildren

@@ -175,7 +175,6 @@ extension DependencyContainer {
             // stops waiting, and the construction runs on.
             servingScope?.beginHandover()
             Task {
-                defer { servingScope?.endHandover() }
                 let outcome: Result<AnyBox, any Error>
                 var teardown: PendingTeardown?
                 do {
@@ -184,6 +183,8 @@ extension DependencyContainer {
                 } catch {
                     outcome = .failure(error)
                 }
+                // Before the waiters wake: one that returns must find the cache back.
+                servingScope?.endHandover()
                 self.complete(construction, outcome, weakly: provider.scope == .shared, teardown: teardown)
             }
             object = try await construction.value(as: resolution.owner, innermost: resolution.enclosing)
