@@ -186,6 +186,21 @@ private func eventually(_ condition: () -> Bool) async -> Bool {
         #expect(scope.hcaTop().inner?.inner?.source == "app clock")
     }
 
+    /// The same when the override was the enclosing session's: a request in the session,
+    /// overriding something else, learned to build its own `hcaTimed` from the session's
+    /// clock; once the session removes it, the request forgets and shares the app's again.
+    @Test func aRequestForgetsWhatItLearnedFromItsSessionsRemovedOverride() {
+        let (app, session, request) = appSessionAndRequest()
+        session.override(\.hcaClock) { IFBPart("session clock") }
+        request.override(\.ifbPlainPart) { IFBPart("request's plain") }
+        #expect(request.hcaTimed().inner?.source == "session clock")
+        #expect(!request.a20LearnedOwn.isEmpty, "what the request learned from the session's clock")
+        session.reset(\.hcaClock)
+        #expect(request.a20LearnedOwn.isEmpty)
+        #expect(request.hcaTimed() === app.hcaTimed())
+        #expect(request.hcaTimed().inner?.source == "app clock")
+    }
+
     /// The same with a clock the construction asks for itself (`hcaTimed`): the scope
     /// shares the app's instance again once it removes the override.
     @Test func aScopeThatRemovedAnOverrideItsHandedOverConstructionAskedForSharesItAgain() {

@@ -108,6 +108,13 @@ enum HCAChanger: String, CaseIterable, Sendable, CustomTestStringConvertible {
 
 /// Installs an override of `hcaFactory*` whose closure holds the only reference to a
 /// watcher whose deinit resolves from and writes to `container`.
+/// An app container, a session scope of it and a request scope of the session.
+func appSessionAndRequest() -> (app: DependencyContainer, session: DependencyContainer, request: DependencyContainer) {
+    let app = DependencyContainer()
+    let session = DependencyContainer(scopeOf: app)
+    return (app, session, DependencyContainer(scopeOf: session))
+}
+
 private func overrideHoldingWatcher(
     _ keyPath: KeyPath<DependencyContainer, Provider<IFBPart>>, in container: DependencyContainer, releases: Counter
 ) {
@@ -335,10 +342,8 @@ private func overrideHoldingWatcher(
     /// which resolves the clock through it, and both come from the app. Afterwards no
     /// handover is counted and the request's cache serves inline again.
     @Test func aHandoverInsideAHandoverTakesNothingFromTheRequestsCache() {
-        let app = DependencyContainer()
-        let session = DependencyContainer(scopeOf: app)
+        let (app, session, request) = appSessionAndRequest()
         session.override(\.ifbPlainPart) { IFBPart("session's") }
-        let request = DependencyContainer(scopeOf: session)
         request.override(\.hcaClock) { IFBPart("scope clock") }
         let clock = request.hcaClock()
         let outer = request.hcaOuter()

@@ -61,8 +61,8 @@ struct ContainerState {
     var teardownsKept = 0
     /// In a scope: app-wide registrations found to be built from what the scope overrides,
     /// which the scope builds itself. Unlike the app container's record of uses, it
-    /// survives the app container's resets; it is forgotten when the scope's own overrides
-    /// change (``forgetWhatOverridesDecided(released:)``).
+    /// survives the app container's resets; it is forgotten when the overrides of the scope
+    /// or of a scope enclosing it change (``forgetLearnedOwn(released:)``).
     var learnedOwn: Set<RegistrationKey> = []
     /// Receives resolutions while tracing; checked on every cached resolution.
     @usableFromInline var tracer: ResolutionTracer?
@@ -289,10 +289,15 @@ struct ContainerState {
             released.append(keys)
             overriddenKeys = nil
         }
-        if !learnedOwn.isEmpty {
-            released.append(learnedOwn)
-            learnedOwn = []
-        }
+        forgetLearnedOwn(released: &released)
+    }
+
+    /// Forgets ``learnedOwn``, when what this scope or an enclosing scope overrides changes,
+    /// releasing it after unlocking.
+    mutating func forgetLearnedOwn(released: inout Released) {
+        guard !learnedOwn.isEmpty else { return }
+        released.append(learnedOwn)
+        learnedOwn = []
     }
 
     /// Whether this container's own overrides decide how `key` is built: an override of

@@ -97,7 +97,9 @@ extension DependencyContainer {
                 ? state.singletons.cachedKeys + state.sharedInstances.keys + state.building.keys : []
             return (Array(Set(state.overrides.keys).union(state.decorations.keys)), instances, children)
         })
-        for child in children { Self.invalidate(child.isScope ? dropped + instances : dropped, in: child.state) }
+        for child in children {
+            Self.invalidate(child.isScope ? dropped + instances : dropped, in: child.state, forgettingLearned: isScope)
+        }
     }
 
     /// Drops the cached instance, the override and the decorations of one registration,
@@ -166,20 +168,27 @@ extension DependencyContainer {
             _ = state.invalidate([key], keepingOwnOverrides: false, released: &released)
             return state.liveChildren
         })
-        for child in children { Self.invalidate([key], in: child.state) }
+        for child in children { Self.invalidate([key], in: child.state, forgettingLearned: isScope) }
     }
 
     /// Drops what was built from a parent's changed `keys` in the container of `state` and
     /// in every descendant, except what comes from that container's own overrides.
     /// A loop, not a recursion: a chain of thousands of nested children must not overflow
     /// the stack.
-    static func invalidate(_ keys: [RegistrationKey], in state: _Locked<ContainerState>) {
+    ///
+    /// With `forgettingLearned` (a change in a scope), the scopes inside it also forget the
+    /// app-wide registrations they learned to build themselves, which may have been learned
+    /// from the changed overrides.
+    static func invalidate(_ keys: [RegistrationKey], in state: _Locked<ContainerState>, forgettingLearned: Bool = false) {
         var pending = [(keys: keys, state: state)]
         while let next = pending.popLast() {
             let (reaching, children) = next.state.withLock(releasingAfter: { state, released in
-                (state.invalidate(next.keys, keepingOwnOverrides: true, released: &released), state.liveChildren)
+                if forgettingLearned { state.forgetLearnedOwn(released: &released) }
+                let reaching = next.keys.isEmpty
+                    ? [] : state.invalidate(next.keys, keepingOwnOverrides: true, released: &released)
+                return (reaching, state.liveChildren)
             })
-            guard !reaching.isEmpty else { continue }
+            guard forgettingLearned || !reaching.isEmpty else { continue }
             pending += children.map { (keys: reaching, state: $0.state) }
         }
     }
