@@ -131,17 +131,11 @@ private func buildBehindAGate(
 ) -> () -> MailResource {
     let gate = ConstructionGate()
     container.setValue(gate, forKey: "gate")
-    let built = Collected<MailResource>()
-    let finished = DispatchSemaphore(value: 0)
-    Thread {
-        built.append(resolve())
-        finished.signal()
-    }.start()
+    let held = onThread(resolve)
     gate.entered.wait()
     return {
         gate.open()
-        finished.wait()
-        return built.values[0]
+        return held()
     }
 }
 
