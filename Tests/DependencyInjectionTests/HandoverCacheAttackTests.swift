@@ -60,10 +60,39 @@ extension DependencyContainer {
         }
     }
 
+    /// App-wide singletons built from the clock that first run the `HCABeforeClock` stored
+    /// in the container building them, if any.
+    var hcaHookedTimed: Provider<IFBPart> {
+        singleton {
+            (self.getValue(forKey: "hca.beforeClock") as HCABeforeClock?)?.run()
+            return IFBPart("timed", inner: self.hcaClock())
+        }
+    }
+    var hcaAsyncHookedTimed: AsyncProvider<IFBPart> {
+        singleton {
+            (self.getValue(forKey: "hca.beforeClock") as HCABeforeClock?)?.run()
+            return IFBPart("timed", inner: try await self.hcaAsyncClock())
+        }
+    }
+
     /// How many handovers this scope has under way.
     var hcaHandovers: Int { state.withLock { $0.handovers } }
     /// Whether this container's inline cache steps aside now.
     var hcaCacheStepsAside: Bool { state.withLock { $0.isBuilding } }
+}
+
+/// What a construction runs before it resolves the clock, once.
+final class HCABeforeClock: Sendable {
+    private let action: @Sendable () -> Void
+    private let ran = _Locked(false)
+    init(_ action: @escaping @Sendable () -> Void) { self.action = action }
+    func run() {
+        let first = ran.withLock { ran in
+            defer { ran = true }
+            return !ran
+        }
+        if first { action() }
+    }
 }
 
 /// What a test installs in a scope, and which app-wide singleton it changes.
@@ -204,6 +233,50 @@ private func overrideHoldingWatcher(
             }
         }
         #expect(wrong.values.isEmpty)
+    }
+
+    /// A request decides to build its own `hcaHookedTimed`, since its session overrides
+    /// the clock; the session removes the override after that decision, before the
+    /// construction uses the clock, so the removal drops nothing in the request. The
+    /// construction gets the app's clock, and the request must not keep its own copy of
+    /// the app-wide singleton: the next resolution shares the app's.
+    @Test func aSessionRemovingItsOverrideWhileARequestBuildsItsOwnLeavesTheRequestSharing() {
+        for removal in ["by key", "by reset()"] {
+            let (app, session, request) = appSessionAndRequest()
+            session.override(\.hcaClock) { IFBPart("session clock") }
+            request.setValue(
+                HCABeforeClock { if removal == "by key" { session.reset(\.hcaClock) } else { session.reset() } },
+                forKey: "hca.beforeClock")
+            #expect(request.hcaHookedTimed().inner?.source == "app clock", "the removal came first")
+            #expect(request.hcaHookedTimed() === app.hcaHookedTimed(), "removed \(removal): the request kept its own")
+        }
+    }
+
+    /// The same on the async road, where a scope that overrides nothing asks the app
+    /// container before its own cache: the copy it kept would stay unused in memory as
+    /// long as the request lives. And with an override installed while the request
+    /// builds: the instance it keeps is its own, from the session's new clock.
+    @Test func aSessionChangingItsOverrideWhileARequestBuildsAsyncKeepsWhatTheChangeDecides() async throws {
+        let (app, session, request) = appSessionAndRequest()
+        session.override(\.hcaAsyncClock) { IFBPart("session clock") }
+        request.setValue(HCABeforeClock { session.reset(\.hcaAsyncClock) }, forKey: "hca.beforeClock")
+        weak var builtByTheRequest: IFBPart?
+        do {
+            let built = try await request.hcaAsyncHookedTimed()
+            builtByTheRequest = built
+            #expect(built.inner?.source == "app clock", "the removal came first")
+        }
+        #expect(builtByTheRequest == nil, "the request keeps a copy of the app-wide singleton")
+        #expect(try await request.hcaAsyncHookedTimed() === app.hcaAsyncHookedTimed())
+
+        let (_, otherSession, otherRequest) = appSessionAndRequest()
+        otherSession.override(\.hcaAsyncClock) { IFBPart("session clock") }
+        otherRequest.setValue(
+            HCABeforeClock { otherSession.override(\.hcaAsyncClock) { IFBPart("new session clock") } },
+            forKey: "hca.beforeClock")
+        let built = try await otherRequest.hcaAsyncHookedTimed()
+        #expect(built.inner?.source == "new session clock")
+        #expect(try await otherRequest.hcaAsyncHookedTimed() === built, "an own instance still wanted is kept")
     }
 
     // MARK: - The override table

@@ -64,6 +64,11 @@ struct ContainerState {
     /// survives the app container's resets; it is forgotten when the overrides of the scope
     /// or of a scope enclosing it change (``forgetLearnedOwn(released:)``).
     var learnedOwn: Set<RegistrationKey> = []
+    /// How many times ``learnedOwn`` was forgotten. A scope learns from the overrides it
+    /// read some time before it records what it learned; when this count changed
+    /// meanwhile, those overrides may be gone, and it records nothing
+    /// (`DependencyContainer.noteServedUse(of:from:_:)`).
+    var learnedOwnForgotten = 0
     /// Receives resolutions while tracing; checked on every cached resolution.
     @usableFromInline var tracer: ResolutionTracer?
     /// The state of each child, so that a change here reaches what the children built;
@@ -142,13 +147,15 @@ struct ContainerState {
 
     /// Ends a construction: keeps what it built, with its teardown, unless an override or
     /// reset dropped it meanwhile, in which case the instance is handed out but not kept
-    /// (and never torn down).
+    /// (and never torn down). With `forgotten`, the count of ``learnedOwnForgotten`` a
+    /// scope read before it checked that it keeps its own app-wide instance, it keeps
+    /// nothing either when that count changed since.
     mutating func complete(
         _ construction: InFlight, keeping object: AnyObject?, weakly: Bool, teardown: PendingTeardown?,
-        released: inout Released
+        unlessForgottenSince forgotten: Int? = nil, released: inout Released
     ) {
         building.remove(construction)
-        guard !construction.isDropped, let object else { return }
+        guard !construction.isDropped, let object, forgotten == nil || forgotten == learnedOwnForgotten else { return }
         if weakly {
             released.keep(sharedInstances.updateValue(Weak(object), forKey: construction.key))
             noteArgument(of: construction.key)
@@ -295,6 +302,7 @@ struct ContainerState {
     /// Forgets ``learnedOwn``, when what this scope or an enclosing scope overrides changes,
     /// releasing it after unlocking.
     mutating func forgetLearnedOwn(released: inout Released) {
+        learnedOwnForgotten &+= 1
         guard !learnedOwn.isEmpty else { return }
         released.append(learnedOwn)
         learnedOwn = []

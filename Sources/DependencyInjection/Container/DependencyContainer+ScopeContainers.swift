@@ -152,7 +152,12 @@ extension DependencyContainer {
     /// scope overrides, every such construction on the chain is built from what the scope
     /// overrides, and the scope remembers to build them itself. Its own record, unlike the
     /// app container's, survives the app container's resets.
+    ///
+    /// What it learns comes from the overrides read first: when they change before it
+    /// records it (a session removing the override on another thread), the change has
+    /// made the scope forget, and recording it after would keep it for good.
     private func noteServedUse(of key: RegistrationKey, from innermost: Frame?, _ app: DependencyContainer) {
+        let forgotten = state.withLock { $0.learnedOwnForgotten }
         let installed = overridesOfScope(upTo: app)
         guard !installed.isEmpty else { return }
         guard installed.contains(key) || installed.contains(key.registration)
@@ -165,7 +170,10 @@ extension DependencyContainer {
             if own.servesScope == ObjectIdentifier(self) { served.append(own.key) }
             frame = own.parent
         }
-        state.withLock { $0.learnedOwn.formUnion(served) }
+        state.withLock { state in
+            guard state.learnedOwnForgotten == forgotten else { return }
+            state.learnedOwn.formUnion(served)
+        }
     }
 
     /// What this scope does with the instance of `key` its app container handed over.

@@ -185,7 +185,7 @@ extension DependencyContainer {
                 }
                 // Before the waiters wake: one that returns must find the cache back.
                 servingScope?.endHandover()
-                self.complete(construction, outcome, weakly: provider.scope == .shared, teardown: teardown)
+                self.complete(construction, outcome, scope: provider.scope, teardown: teardown)
             }
             object = try await construction.value(as: resolution.owner, innermost: resolution.enclosing)
         }
@@ -227,14 +227,29 @@ extension DependencyContainer {
 
     /// Ends a construction: caches what it built (unless it was dropped meanwhile) with its
     /// teardown, then wakes its waiters.
+    ///
+    /// A scope that built an app-wide registration itself keeps it only if what it
+    /// overrides still says so (``builds(_:_:_:)``). It decided before it began, and a
+    /// session that removed its override in between must not leave a request keeping its
+    /// own copy of an app-wide singleton for good: the removal dropped nothing here, since
+    /// nothing was built yet. A change after this check makes the scope forget what it
+    /// learned (``ContainerState/learnedOwnForgotten``), which the check reads first: the
+    /// instance is not kept then either, or the change's invalidation drops it.
     fileprivate func complete(
-        _ construction: InFlight, _ outcome: Result<AnyBox, any Error>, weakly: Bool, teardown: PendingTeardown?
+        _ construction: InFlight, _ outcome: Result<AnyBox, any Error>, scope: DependencyScope,
+        teardown: PendingTeardown?
     ) {
-        let box = try? outcome.get()
+        var box = try? outcome.get()
+        var forgotten: Int?
+        if box != nil, scope == .singleton || scope == .shared, let app = appContainerOfScope {
+            forgotten = state.withLock { $0.learnedOwnForgotten }
+            if !builds(construction.key, scope, app) { box = nil }
+        }
+        let weakly = scope == .shared
         state.withLock(releasingAfter: { state, released in
             state.complete(
                 construction, keeping: weakly ? box?.object : box, weakly: weakly, teardown: teardown,
-                released: &released)
+                unlessForgottenSince: forgotten, released: &released)
         })
         construction.finish(outcome)
     }
@@ -302,7 +317,7 @@ final class Resolution: @unchecked Sendable {
     @usableFromInline
     func finish(in container: DependencyContainer, keeping box: AnyBox?, teardown: PendingTeardown?) {
         if let box, case .build(let construction?) = claim {
-            container.complete(construction, .success(box), weakly: scope == .shared, teardown: teardown)
+            container.complete(construction, .success(box), scope: scope, teardown: teardown)
         } else if let box {
             keepGraphInstance(box, in: container)
         }
