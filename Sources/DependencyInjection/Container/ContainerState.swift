@@ -147,15 +147,23 @@ struct ContainerState {
 
     /// Ends a construction: keeps what it built, with its teardown, unless an override or
     /// reset dropped it meanwhile, in which case the instance is handed out but not kept
-    /// (and never torn down). With `forgotten`, the count of ``learnedOwnForgotten`` a
-    /// scope read before it checked that it keeps its own app-wide instance, it keeps
-    /// nothing either when that count changed since.
+    /// (and never torn down).
+    ///
+    /// With `installed`, what a scope overrides now, the scope built an app-wide instance
+    /// itself and keeps it only if it still builds its own: it learned so
+    /// (``learnedOwn``), or the construction used one of `installed`. Otherwise what was
+    /// built from the instance while it was built goes too, as after any drop: a
+    /// construction that resolved it holds a copy nobody keeps.
     mutating func complete(
         _ construction: InFlight, keeping object: AnyObject?, weakly: Bool, teardown: PendingTeardown?,
-        unlessForgottenSince forgotten: Int? = nil, released: inout Released
+        checkingOwnAgainst installed: [RegistrationKey]? = nil, released: inout Released
     ) {
         building.remove(construction)
-        guard !construction.isDropped, let object, forgotten == nil || forgotten == learnedOwnForgotten else { return }
+        guard !construction.isDropped, let object else { return }
+        if let installed, !builtOwn(construction.key, fromAnyOf: installed) {
+            _ = invalidate([construction.key], keepingOwnOverrides: true, released: &released)
+            return
+        }
         if weakly {
             released.keep(sharedInstances.updateValue(Weak(object), forKey: construction.key))
             noteArgument(of: construction.key)
@@ -255,6 +263,13 @@ struct ContainerState {
             if dependents.isEmpty { dependents = .init(minimumCapacity: 4) }
             dependents[used, default: DependentKeys()].insert(construction.key)
         }
+    }
+
+    /// Whether this scope builds its own instance of the app-wide `key`, by what it learned
+    /// or by its record of what its construction of `key` used.
+    private func builtOwn(_ key: RegistrationKey, fromAnyOf installed: [RegistrationKey]) -> Bool {
+        if learnedOwn.contains(key) { return true }
+        return installed.contains { dependents[$0.registration]?.contains(key) ?? false }
     }
 
     /// Whether an instance of `key` is kept here now: a singleton, or a live shared one.

@@ -260,7 +260,7 @@ extension DependencyContainer {
 
     /// Keys overridden or decorated in this scope and in the scopes between it and `app`:
     /// for a scope of the app container, its own list, kept until its overrides change.
-    private func overridesOfScope(upTo app: DependencyContainer) -> [RegistrationKey] {
+    func overridesOfScope(upTo app: DependencyContainer) -> [RegistrationKey] {
         var keys = state.withLock { $0.listedOverriddenKeys() }
         var container = parent
         while let scope = container, scope !== app {

@@ -228,28 +228,34 @@ extension DependencyContainer {
     /// Ends a construction: caches what it built (unless it was dropped meanwhile) with its
     /// teardown, then wakes its waiters.
     ///
-    /// A scope that built an app-wide registration itself keeps it only if what it
-    /// overrides still says so (``builds(_:_:_:)``). It decided before it began, and a
-    /// session that removed its override in between must not leave a request keeping its
-    /// own copy of an app-wide singleton for good: the removal dropped nothing here, since
-    /// nothing was built yet. A change after this check makes the scope forget what it
-    /// learned (``ContainerState/learnedOwnForgotten``), which the check reads first: the
-    /// instance is not kept then either, or the change's invalidation drops it.
+    /// A scope that built an app-wide registration itself decided so before it began, from
+    /// what it overrode then. A session that removed its override in between dropped
+    /// nothing in its requests, since nothing was built yet; a request that kept its copy
+    /// would hold its own instance of an app-wide singleton for good. So the scope keeps it
+    /// only if what it overrides now still says so: it overrides the registration, or the
+    /// app container's record shows it is built from something the scope overrides, or
+    /// the scope's own record does (``ContainerState/complete(_:keeping:weakly:teardown:checkingOwnAgainst:released:)``),
+    /// which neither the app container's changes nor unrelated ones touch. A change after
+    /// this reads the overrides drops the instance through the record of uses, as any
+    /// change does.
     fileprivate func complete(
         _ construction: InFlight, _ outcome: Result<AnyBox, any Error>, scope: DependencyScope,
         teardown: PendingTeardown?
     ) {
-        var box = try? outcome.get()
-        var forgotten: Int?
+        let box = try? outcome.get()
+        var installed: [RegistrationKey]?
         if box != nil, scope == .singleton || scope == .shared, let app = appContainerOfScope {
-            forgotten = state.withLock { $0.learnedOwnForgotten }
-            if !builds(construction.key, scope, app) { box = nil }
+            let key = construction.key
+            let overrides = overridesOfScope(upTo: app)
+            let decided = overrides.contains(key) || overrides.contains(key.registration)
+                || (!overrides.isEmpty && app.state.withLock { $0.built(key, fromAnyOf: overrides) })
+            installed = decided ? nil : overrides
         }
         let weakly = scope == .shared
         state.withLock(releasingAfter: { state, released in
             state.complete(
                 construction, keeping: weakly ? box?.object : box, weakly: weakly, teardown: teardown,
-                unlessForgottenSince: forgotten, released: &released)
+                checkingOwnAgainst: installed, released: &released)
         })
         construction.finish(outcome)
     }
