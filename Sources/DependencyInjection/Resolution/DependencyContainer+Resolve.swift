@@ -243,14 +243,7 @@ extension DependencyContainer {
         teardown: PendingTeardown?
     ) {
         let box = try? outcome.get()
-        var installed: [RegistrationKey]?
-        if box != nil, scope == .singleton || scope == .shared, let app = appContainerOfScope {
-            let key = construction.key
-            let overrides = overridesOfScope(upTo: app)
-            let decided = overrides.contains(key) || overrides.contains(key.registration)
-                || (!overrides.isEmpty && app.state.withLock { $0.built(key, fromAnyOf: overrides) })
-            installed = decided ? nil : overrides
-        }
+        let installed = appContainerOfScope == nil || box == nil ? nil : overridesToCheck(construction.key, scope)
         let weakly = scope == .shared
         state.withLock(releasingAfter: { state, released in
             state.complete(
@@ -258,6 +251,17 @@ extension DependencyContainer {
                 checkingOwnAgainst: installed, released: &released)
         })
         construction.finish(outcome)
+    }
+
+    /// In a scope that built `key` itself, what it overrides now, when that alone does not
+    /// show it still builds its own: its own record of uses decides then. `nil` when it
+    /// does, and for what is not app-wide.
+    private func overridesToCheck(_ key: RegistrationKey, _ scope: DependencyScope) -> [RegistrationKey]? {
+        guard scope == .singleton || scope == .shared, let app = appContainerOfScope else { return nil }
+        let overrides = overridesOfScope(upTo: app)
+        let decided = overrides.contains(key) || overrides.contains(key.registration)
+            || (!overrides.isEmpty && app.state.withLock { $0.built(key, fromAnyOf: overrides) })
+        return decided ? nil : overrides
     }
 
     /// A resolved value from a box, or a live shared instance stored as itself.
