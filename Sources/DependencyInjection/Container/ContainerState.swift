@@ -151,9 +151,9 @@ struct ContainerState {
     ///
     /// With `installed`, what a scope overrides now, the scope built an app-wide instance
     /// itself and keeps it only if it still builds its own: it learned so
-    /// (``learnedOwn``), or the construction used one of `installed`. Otherwise what was
-    /// built from the instance while it was built goes too, as after any drop: a
-    /// construction that resolved it holds a copy nobody keeps.
+    /// (``learnedOwn``), or the construction used one of `installed`, directly or through
+    /// instances the scope built from them. Otherwise the constructions still in flight
+    /// that resolved the instance are dropped too: they hold a copy nobody keeps.
     mutating func complete(
         _ construction: InFlight, keeping object: AnyObject?, weakly: Bool, teardown: PendingTeardown?,
         checkingOwnAgainst installed: [RegistrationKey]? = nil, released: inout Released
@@ -161,7 +161,8 @@ struct ContainerState {
         building.remove(construction)
         guard !construction.isDropped, let object else { return }
         if let installed, !builtOwn(construction.key, fromAnyOf: installed) {
-            _ = invalidate([construction.key], keepingOwnOverrides: true, released: &released)
+            dropConstructions(using: construction.key)
+            forgetUses(by: [construction.key], released: &released)
             return
         }
         if weakly {
@@ -266,10 +267,35 @@ struct ContainerState {
     }
 
     /// Whether this scope builds its own instance of the app-wide `key`, by what it learned
-    /// or by its record of what its construction of `key` used.
+    /// or by its record of uses: its construction of `key` used one of `installed`, or an
+    /// instance built here from one of them, at any depth.
     private func builtOwn(_ key: RegistrationKey, fromAnyOf installed: [RegistrationKey]) -> Bool {
         if learnedOwn.contains(key) { return true }
-        return installed.contains { dependents[$0.registration]?.contains(key) ?? false }
+        var pending = installed.map(\.registration)
+        var visited = Set<RegistrationKey>()
+        while let used = pending.popLast() {
+            guard visited.insert(used).inserted, let users = dependents[used] else { continue }
+            for user in users {
+                if user == key { return true }
+                pending.append(user.registration)
+            }
+        }
+        return false
+    }
+
+    /// Marks dropped the constructions in flight here that resolved `key`, and those that
+    /// resolved them, by the record of uses. Instances already kept stay: they were not
+    /// built from the construction of `key` that just ended.
+    private mutating func dropConstructions(using key: RegistrationKey) {
+        var pending = [key]
+        var visited = Set<RegistrationKey>()
+        while let used = pending.popLast() {
+            guard visited.insert(used).inserted, let users = dependents[used.registration] else { continue }
+            for user in users where building.construction(of: user) != nil {
+                building.drop(user)
+                pending.append(user)
+            }
+        }
     }
 
     /// Whether an instance of `key` is kept here now: a singleton, or a live shared one.
