@@ -286,14 +286,18 @@ struct ContainerState {
     /// Marks dropped the constructions in flight here that resolved `key`, and those that
     /// resolved them, by the record of uses. Instances already kept stay: they were not
     /// built from the construction of `key` that just ended.
-    private mutating func dropConstructions(using key: RegistrationKey) {
-        var pending = [key]
+    ///
+    /// Uses are filed by registration, so the walk visits each registration once, and
+    /// looks at each running construction once per registration: a 500-deep chain of one
+    /// provider family in flight is one step, not 500 of them over 500 constructions.
+    private func dropConstructions(using key: RegistrationKey) {
+        var pending = [key.registration]
         var visited = Set<RegistrationKey>()
         while let used = pending.popLast() {
-            guard visited.insert(used).inserted, let users = dependents[used.registration] else { continue }
-            for user in users where building.construction(of: user) != nil {
-                building.drop(user)
-                pending.append(user)
+            guard visited.insert(used).inserted, let users = dependents[used] else { continue }
+            for running in building where !running.isDropped && users.contains(running.key) {
+                running.isDropped = true
+                pending.append(running.key.registration)
             }
         }
     }
