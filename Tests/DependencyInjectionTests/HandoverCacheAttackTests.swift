@@ -279,6 +279,25 @@ private func overrideHoldingWatcher(
         #expect(try await otherRequest.hcaAsyncHookedTimed() === built, "an own instance still wanted is kept")
     }
 
+    /// The request's own override of an app-wide singleton, removed by the override itself
+    /// while it builds: the request hands that instance out, keeps nothing, and shares the
+    /// app's from then on (the check a scope makes when its construction ends is skipped
+    /// for what it overrides itself, which the removal drops instead).
+    @Test func aScopesOwnOverrideRemovedWhileItBuildsLeavesNothingKept() {
+        for removal in ["by key", "by reset()"] {
+            let (app, session, request) = appSessionAndRequest()
+            session.override(\.hcaClock) { IFBPart("session clock") }
+            request.override(\.hcaTimed) { [weak request] in
+                if removal == "by key" { request?.reset(\.hcaTimed) } else { request?.reset() }
+                return IFBPart("the request's own")
+            }
+            #expect(request.hcaTimed().source == "the request's own")
+            let again = request.hcaTimed()
+            #expect(again.source == "timed" && again.inner?.source == "session clock", "removed \(removal): kept")
+            #expect(again !== app.hcaTimed())
+        }
+    }
+
     // MARK: - The override table
 
     /// Every transition of the table, against a dictionary: 0, 1 (inline), replaced inline,

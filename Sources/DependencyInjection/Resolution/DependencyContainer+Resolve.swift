@@ -185,7 +185,8 @@ extension DependencyContainer {
                 }
                 // Before the waiters wake: one that returns must find the cache back.
                 servingScope?.endHandover()
-                self.complete(construction, outcome, scope: provider.scope, teardown: teardown)
+                self.complete(
+                    construction, outcome, scope: provider.scope, overriddenHere: resolution.overriddenHere, teardown: teardown)
             }
             object = try await construction.value(as: resolution.owner, innermost: resolution.enclosing)
         }
@@ -208,7 +209,7 @@ extension DependencyContainer {
         let (owner, enclosing) = served && tracer == nil ? (.nobody, nil) : Frame.ownerAndInnermost
         let resolution = Resolution(
             claim: claim, key: key, name: name, scope: scope, owner: served ? .nobody : owner, enclosing: enclosing,
-            servesScope: servingScope, override: ownOverride,
+            servesScope: servingScope, override: ownOverride, overriddenHere: ownOverride != nil,
             trace: tracer.flatMap { Trace($0, name: name, type: type, scope: scope, enclosing: enclosing) })
         switch claim {
         case .cached: return resolution
@@ -238,12 +239,16 @@ extension DependencyContainer {
     /// which neither the app container's changes nor unrelated ones touch. A change after
     /// this reads the overrides drops the instance through the record of uses, as any
     /// change does.
+    ///
+    /// A construction from an override this container installed (`overriddenHere`) needs no
+    /// check: removing or replacing that override drops the construction.
     fileprivate func complete(
-        _ construction: InFlight, _ outcome: Result<AnyBox, any Error>, scope: DependencyScope,
+        _ construction: InFlight, _ outcome: Result<AnyBox, any Error>, scope: DependencyScope, overriddenHere: Bool,
         teardown: PendingTeardown?
     ) {
         let box = try? outcome.get()
-        let installed = appContainerOfScope == nil || box == nil ? nil : overridesToCheck(construction.key, scope)
+        let installed =
+            appContainerOfScope == nil || box == nil || overriddenHere ? nil : overridesToCheck(construction.key, scope)
         let weakly = scope == .shared
         state.withLock(releasingAfter: { state, released in
             state.complete(
@@ -298,6 +303,8 @@ final class Resolution: @unchecked Sendable {
     let enclosing: Frame?
     /// The scope container this app-wide resolution runs for, if a scope handed it over.
     let servesScope: ObjectIdentifier?
+    /// Whether this container itself overrides or decorates the key.
+    let overriddenHere: Bool
     /// The installed override, an `Override<Value>` or `AsyncOverride<Value>`, or a
     /// `Decorated` entry, if any.
     @exclusivity(unchecked) @usableFromInline var override: AnyObject?
@@ -307,9 +314,10 @@ final class Resolution: @unchecked Sendable {
 
     init(
         claim: ContainerState.Claim, key: RegistrationKey, name: StaticString, scope: DependencyScope, owner: Owner,
-        enclosing: Frame?, servesScope: ObjectIdentifier?, override: AnyObject?, trace: Trace?
+        enclosing: Frame?, servesScope: ObjectIdentifier?, override: AnyObject?, overriddenHere: Bool, trace: Trace?
     ) {
         (self.claim, self.key, self.name, self.scope, self.owner) = (claim, key, name, scope, owner)
+        self.overriddenHere = overriddenHere
         (self.enclosing, self.servesScope, self.override, self.trace) = (enclosing, servesScope, override, trace)
     }
 
@@ -327,7 +335,7 @@ final class Resolution: @unchecked Sendable {
     @usableFromInline
     func finish(in container: DependencyContainer, keeping box: AnyBox?, teardown: PendingTeardown?) {
         if let box, case .build(let construction?) = claim {
-            container.complete(construction, .success(box), scope: scope, teardown: teardown)
+            container.complete(construction, .success(box), scope: scope, overriddenHere: overriddenHere, teardown: teardown)
         } else if let box {
             keepGraphInstance(box, in: container)
         }
