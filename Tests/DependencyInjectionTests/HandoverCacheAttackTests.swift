@@ -298,6 +298,26 @@ private func overrideHoldingWatcher(
         }
     }
 
+    /// The same with the request's own override of a provider family, or of one argument,
+    /// removed by the override while it builds the argument's instance.
+    @Test(arguments: ["family", "argument"])
+    func aScopesOwnFamilyOverrideRemovedWhileItBuildsLeavesNothingKept(overridden: String) {
+        let (app, _, request) = appSessionAndRequest()
+        if overridden == "family" {
+            request.override(\.hcaClocks) { [weak request] n in
+                request?.reset(\.hcaClocks)
+                return IFBPart("the request's own", argument: n)
+            }
+        } else {
+            request.override(\.hcaClocks[1]) { [weak request] in
+                request?.reset(\.hcaClocks[1])
+                return IFBPart("the request's own", argument: 1)
+            }
+        }
+        #expect(request.hcaClocks(1).source == "the request's own")
+        #expect(request.hcaClocks(1) === app.hcaClocks(1), "\(overridden) override removed: the request kept its own")
+    }
+
     // MARK: - The override table
 
     /// Every transition of the table, against a dictionary: 0, 1 (inline), replaced inline,
