@@ -156,7 +156,7 @@ struct ContainerState {
     /// that resolved the instance are dropped too: they hold a copy nobody keeps.
     mutating func complete(
         _ construction: InFlight, keeping object: AnyObject?, weakly: Bool, teardown: PendingTeardown?,
-        checkingOwnAgainst installed: [RegistrationKey]? = nil, released: inout Released
+        checkingOwnAgainst installed: [RegistrationKey]?, released: inout Released
     ) {
         building.remove(construction)
         guard !construction.isDropped, let object else { return }

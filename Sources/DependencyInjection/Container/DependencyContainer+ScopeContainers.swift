@@ -134,8 +134,24 @@ extension DependencyContainer {
     /// scope overrides (by the app container's record of what each construction used).
     func builds(_ key: RegistrationKey, _ scope: DependencyScope, _ app: DependencyContainer) -> Bool {
         guard scope == .singleton || scope == .shared else { return true }
+        return buildsAppWide(key, app).buildsOwn
+    }
+
+    /// In a scope that built the app-wide `key` itself, what it overrides now, when that
+    /// alone does not show it still builds its own (``builds(_:_:_:)``): its own record of
+    /// uses decides then (``ContainerState/complete(_:keeping:weakly:teardown:checkingOwnAgainst:released:)``).
+    /// `nil` when it does, and for what is not app-wide.
+    func overridesToCheck(_ key: RegistrationKey, _ scope: DependencyScope) -> [RegistrationKey]? {
+        guard scope == .singleton || scope == .shared, let app = appContainerOfScope else { return nil }
+        let (buildsOwn, installed) = buildsAppWide(key, app)
+        return buildsOwn ? nil : installed
+    }
+
+    /// Whether this scope builds its own instance of the app-wide `key`, with what it
+    /// overrides now (`installed`).
+    private func buildsAppWide(_ key: RegistrationKey, _ app: DependencyContainer) -> (buildsOwn: Bool, installed: [RegistrationKey]) {
         let installed = overridesOfScope(upTo: app)
-        return !installed.isEmpty && appDrops(ifSharing: key, app, installed) == nil
+        return (!installed.isEmpty && appDrops(ifSharing: key, app, installed) == nil, installed)
     }
 
     /// The app container's ``ContainerState/drops``, read with its record of uses, when
@@ -260,7 +276,7 @@ extension DependencyContainer {
 
     /// Keys overridden or decorated in this scope and in the scopes between it and `app`:
     /// for a scope of the app container, its own list, kept until its overrides change.
-    func overridesOfScope(upTo app: DependencyContainer) -> [RegistrationKey] {
+    private func overridesOfScope(upTo app: DependencyContainer) -> [RegistrationKey] {
         var keys = state.withLock { $0.listedOverriddenKeys() }
         var container = parent
         while let scope = container, scope !== app {

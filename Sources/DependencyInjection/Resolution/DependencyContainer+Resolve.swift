@@ -258,17 +258,6 @@ extension DependencyContainer {
         construction.finish(outcome)
     }
 
-    /// In a scope that built `key` itself, what it overrides now, when that alone does not
-    /// show it still builds its own: its own record of uses decides then. `nil` when it
-    /// does, and for what is not app-wide.
-    private func overridesToCheck(_ key: RegistrationKey, _ scope: DependencyScope) -> [RegistrationKey]? {
-        guard scope == .singleton || scope == .shared, let app = appContainerOfScope else { return nil }
-        let overrides = overridesOfScope(upTo: app)
-        let decided = overrides.contains(key) || overrides.contains(key.registration)
-            || (!overrides.isEmpty && app.state.withLock { $0.built(key, fromAnyOf: overrides) })
-        return decided ? nil : overrides
-    }
-
     /// A resolved value from a box, or a live shared instance stored as itself.
     @inlinable
     static func unbox<Value>(_ object: AnyObject) -> Value {
