@@ -23,14 +23,27 @@ extension DependencyContainer {
     /// `mocks.removeAll()` clears its stored values and leaves it mocked.
     public static let mocks = DependencyContainer(isMocked: true)
 
-    private static let globalMain = _Locked(DependencyContainer.default)
+    /// What reading ``main`` needs, under one lock: the process-wide container, and
+    /// whether any ``withMain(_:_:)`` call has begun, ever. Until one has, no task can
+    /// have a container bound, and reading `main` skips the task-local lookup. The flag is
+    /// never cleared: a task created inside `withMain` keeps its container after the call
+    /// returns.
+    ///
+    /// One static and one lock: two statics cost every read of `main` a second one-time
+    /// initialization check, and an atomic counter beside the lock a third memory access.
+    struct MainSwitch {
+        var container: DependencyContainer
+        var taskLocalsBound = false
+    }
+
+    private static let mainSwitch = _Locked(MainSwitch(container: .default))
 
     @TaskLocal static var scopedMain: DependencyContainer?
 
-    /// How many ``withMain(_:_:)`` calls have begun, ever: until the first, no task can have
-    /// a container bound, and reading ``main`` skips the task-local lookup. Never counted
-    /// down: a task created inside `withMain` keeps its container after the call returns.
-    static let scopedMainUses = _AtomicCounter()
+    /// Notes that a ``withMain(_:_:)`` call has begun, before it binds its container.
+    private static func bindingTaskLocal() {
+        mainSwitch.withLock { $0.taskLocalsBound = true }
+    }
 
     /// The container that ``Dependency`` uses when none is given.
     ///
@@ -45,8 +58,16 @@ extension DependencyContainer {
     /// for the current task and its child tasks only; setting `main` there still sets
     /// the process-wide value.
     public static var main: DependencyContainer {
-        get { (scopedMainUses.isZero ? nil : scopedMain) ?? globalMain.withLock { $0 } }
-        set { globalMain.replace(with: newValue) }
+        get {
+            let (global, taskLocalsBound) = mainSwitch.withLock { ($0.container, $0.taskLocalsBound) }
+            return taskLocalsBound ? scopedMain ?? global : global
+        }
+        set {
+            mainSwitch.withLock(releasingAfter: { state, released in
+                released.append(state.container)
+                state.container = newValue
+            })
+        }
     }
 
     /// Runs `operation` with `container` as ``main`` for the current task and the
@@ -71,7 +92,7 @@ extension DependencyContainer {
         _ container: DependencyContainer,
         _ operation: () throws -> Result
     ) rethrows -> Result {
-        scopedMainUses.increment()
+        bindingTaskLocal()
         return try $scopedMain.withValue(container, operation: operation)
     }
 
@@ -98,7 +119,7 @@ extension DependencyContainer {
         isolation: isolated (any Actor)? = #isolation,
         _ operation: () async throws -> Result
     ) async rethrows -> Result {
-        scopedMainUses.increment()
+        bindingTaskLocal()
         return try await $scopedMain.withValue(container, operation: operation, isolation: isolation)
     }
 }

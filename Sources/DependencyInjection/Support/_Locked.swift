@@ -92,7 +92,7 @@ final class _Locked<State>: @unchecked Sendable {
         _getUnsafePointerToStoredProperties(self).assumingMemoryBound(to: Primitive.self)
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     func lock() {
         #if canImport(Darwin)
         os_unfair_lock_lock(primitive)
@@ -103,7 +103,7 @@ final class _Locked<State>: @unchecked Sendable {
         #endif
     }
 
-    @inlinable
+    @inlinable @inline(__always)
     func unlock() {
         #if canImport(Darwin)
         os_unfair_lock_unlock(primitive)

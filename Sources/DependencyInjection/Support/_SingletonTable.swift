@@ -87,7 +87,7 @@ struct _SingletonTable {
     @inlinable
     func index(of key: RegistrationKey) -> Int? {
         guard let keys, let boxes else { return nil }
-        var index = key._rawHashValue(seed: 0) & mask
+        var index = key.slot(mask: mask)
         while boxes[index] != nil {
             if keys[index] == key { return index }
             index = (index &+ 1) & mask
@@ -119,7 +119,7 @@ struct _SingletonTable {
             outgrown = grow()
         }
         let storage = self.storage!
-        var index = key._rawHashValue(seed: 0) & storage.mask
+        var index = key.slot(mask: storage.mask)
         while let existing = storage.boxes[index] {
             if storage.keys[index] == key {
                 storage.boxes[index] = .passRetained(box)
@@ -147,7 +147,7 @@ struct _SingletonTable {
         while true {
             next = (next &+ 1) & storage.mask
             guard storage.boxes[next] != nil else { break }
-            let home = storage.keys[next]._rawHashValue(seed: 0) & storage.mask
+            let home = storage.keys[next].slot(mask: storage.mask)
             // An entry whose home lies cyclically in (hole, next] is still reachable.
             let reachable = hole <= next ? (hole < home && home <= next) : (hole < home || home <= next)
             if reachable { continue }
@@ -171,7 +171,7 @@ struct _SingletonTable {
         if let old {
             for index in 0..<(old.mask + 1) {
                 guard let box = old.boxes[index] else { continue }
-                var slot = old.keys[index]._rawHashValue(seed: 0) & grown.mask
+                var slot = old.keys[index].slot(mask: grown.mask)
                 while grown.boxes[slot] != nil { slot = (slot &+ 1) & grown.mask }
                 (grown.keys + slot).moveInitialize(from: old.keys + index, count: 1)
                 grown.boxes[slot] = box
