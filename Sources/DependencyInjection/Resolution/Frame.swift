@@ -22,8 +22,11 @@ struct Owner: Hashable, Sendable {
     /// The task running this code, or the thread when no task does.
     static var current: Owner {
         // The task's address, not its hash value: two tasks never share an address while
-        // both run, and hashing costs more than the rest of a cache hit.
-        let task = withUnsafeCurrentTask { $0.map { unsafeBitCast($0, to: Int.self) } ?? 0 }
+        // both run, and hashing costs more than the rest of a cache hit. Read as the bits of
+        // the optional (a task reference, so `nil` is zero): `UnsafeCurrentTask` comes
+        // from a library built for evolution, and unwrapping or copying it goes through
+        // its value witnesses, which cost every construction some 280 instructions more.
+        let task = withUnsafeCurrentTask { unsafeBitCast($0, to: Int.self) }
         if task != 0 {
             return Owner(id: task, isTask: true)
         }
