@@ -68,7 +68,7 @@ struct _AtomicMutex {
 
     /// The rest of ``lock(_:)`` when the lock is held by another thread: compiled once,
     /// here, while the uncontended path is inlined where the lock is taken.
-    @usableFromInline
+    @usableFromInline @inline(never)
     static func lockContended(_ lock: UnsafeMutablePointer<Self>) {
         let word = word(of: lock)
         // Marked contended before each sleep, so that the holder's unlock wakes the sleepers.
@@ -95,7 +95,7 @@ struct _AtomicMutex {
     }
 
     /// Wakes the threads sleeping in ``lockContended(_:)``.
-    @usableFromInline
+    @usableFromInline @inline(never)
     static func wakeSleepers(_ lock: UnsafeMutablePointer<Self>) {
         pthread_mutex_lock(parking(of: lock))
         pthread_cond_broadcast(sleepers(of: lock))
