@@ -16,14 +16,19 @@ import Testing
 
     /// A change under a lock hands what it takes out to a bag that is released once the
     /// lock is free: a `deinit` that takes the lock would deadlock otherwise. The bag keeps
-    /// two values in itself and the rest in an array; every one of them is released.
-    @Test(arguments: [0, 1, 2, 3, 50])
+    /// four objects and two other values in itself and the rest in an array; every one of
+    /// them is released. Half of them go in as objects, half inside arrays (values).
+    @Test(arguments: [0, 1, 2, 3, 4, 5, 8, 9, 50])
     func everythingTakenOutUnderTheLockIsReleasedOnceTheLockIsFree(count: Int) throws {
         let releases = _Locked(0)
         let finished = finishesWithoutHanging {
             releases.withLock(releasingAfter: { _, released in
-                for _ in 0..<count { released.append(LockTakingObject(releases)) }
+                for index in 0..<count {
+                    let object = LockTakingObject(releases)
+                    if index.isMultiple(of: 2) { released.append(object) } else { released.keep([object]) }
+                }
                 released.keep(nil as LockTakingObject?)
+                released.keep(nil as [LockTakingObject]?)
                 #expect(released.count == count)
             })
         }
