@@ -103,7 +103,7 @@ public final class DependencyContainer: @unchecked Sendable {
     deinit {
         let id = ContainerState.ChildID(address: ObjectIdentifier(self))
         parent?.state.withLock(releasingAfter: { parentState, released in
-            released.keep(parentState.children.removeValue(forKey: id))
+            released.keep(parentState.children.removeValue(forKey: id)?.state)
         })
     }
 }
