@@ -168,3 +168,75 @@ struct SPAGenerator {
         }
     }
 }
+
+/// An instance whose `deinit` reads and switches `main`: user code that runs when the
+/// container keeping it goes.
+final class SPAMainSwitcher: Sendable {
+    deinit {
+        let seen = DependencyContainer.main
+        precondition(seen === DependencyContainer.default, "main is the container just set")
+        DependencyContainer.main = .mocks
+    }
+}
+
+extension DependencyContainer {
+    var spaMainSwitcher: Provider<SPAMainSwitcher> { singleton { SPAMainSwitcher() } }
+}
+
+/// `main` changes process-wide state, so each test runs in a process of its own.
+@Suite struct SpeedPathMainAttackTests {
+    /// Replacing `main` releases the container it held; when that was the last reference,
+    /// the container goes and its instances' `deinit`s run, which read and set `main`. That
+    /// must happen after the switch is unlocked: under it, they would deadlock.
+    @Test func theContainerThatMainReplacesIsReleasedAfterUnlocking() async {
+        await #expect(processExitsWith: .success) {
+            endProcessIfHung("releasing the replaced main")
+            DependencyContainer.main = DependencyContainer()
+            _ = DependencyContainer.main.spaMainSwitcher()
+            DependencyContainer.main = .default
+            // The switcher's deinit ran, after the switch to `default`, and switched again.
+            precondition(DependencyContainer.main === DependencyContainer.mocks)
+        }
+    }
+
+    /// The first `withMain` of the process begins while other threads read and set `main`:
+    /// the call sees its container at once, the readers see only process-wide containers,
+    /// and a task created inside the call keeps its container. Under ThreadSanitizer, the
+    /// flag and the container are read and written under the one lock.
+    @Test func theFirstWithMainBeginsWhileThreadsReadAndSetMain() async {
+        await #expect(processExitsWith: .success) {
+            endProcessIfHung("first withMain")
+            let first = DependencyContainer()
+            let second = DependencyContainer()
+            DependencyContainer.main = first
+            let tasks = Collected<Task<Bool, Never>>()
+            concurrently(threads: 4) { index in
+                let chosen = DependencyContainer()
+                for round in 0..<300 {
+                    switch index {
+                    case 0:
+                        DependencyContainer.main = round.isMultiple(of: 2) ? second : first
+                    case 1:
+                        let (inherited, detached) = DependencyContainer.withMain(chosen) {
+                            precondition(DependencyContainer.main === chosen)
+                            return (
+                                Task { DependencyContainer.main === chosen },
+                                Task.detached { DependencyContainer.main !== chosen }
+                            )
+                        }
+                        precondition(DependencyContainer.main !== chosen)
+                        tasks.append(inherited)
+                        tasks.append(detached)
+                    default:
+                        let main = DependencyContainer.main
+                        precondition(main === first || main === second)
+                    }
+                }
+            }
+            for task in tasks.values {
+                let sawTheRightContainer = await task.value
+                precondition(sawTheRightContainer)
+            }
+        }
+    }
+}
