@@ -40,6 +40,14 @@ extension DependencyContainer {
 
     @TaskLocal static var scopedMain: DependencyContainer?
 
+    /// The container bound by the innermost ``withMain(_:_:)`` around this task, else
+    /// `global`. Out of line: inlined into ``main``, the task-local lookup made every read
+    /// save and restore registers it does not use.
+    @inline(never)
+    private static func boundMain(orElse global: DependencyContainer) -> DependencyContainer {
+        scopedMain ?? global
+    }
+
     /// Notes that a ``withMain(_:_:)`` call has begun, before it binds its container.
     private static func bindingTaskLocal() {
         mainSwitch.withLock { $0.taskLocalsBound = true }
@@ -60,7 +68,7 @@ extension DependencyContainer {
     public static var main: DependencyContainer {
         get {
             let (global, taskLocalsBound) = mainSwitch.withLock { ($0.container, $0.taskLocalsBound) }
-            return taskLocalsBound ? scopedMain ?? global : global
+            return taskLocalsBound ? boundMain(orElse: global) : global
         }
         set {
             mainSwitch.withLock(releasingAfter: { state, released in
