@@ -174,7 +174,7 @@ struct ContainerState {
             noteArgument(of: construction.key)
             if let teardown {
                 teardownsKept += 1
-                released.keep(teardowns.updateValue((teardownsKept, teardown), forKey: construction.key)?.teardown)
+                released.keep(teardowns.updateValue((teardownsKept, teardown), forKey: construction.key))
             }
         }
     }
@@ -227,7 +227,7 @@ struct ContainerState {
         released.keep(singletons.remove(key))
         if !sharedInstances.isEmpty { released.keep(sharedInstances.removeValue(forKey: key)) }
         building.drop(key)
-        if !teardowns.isEmpty { released.keep(teardowns.removeValue(forKey: key)?.teardown) }
+        if !teardowns.isEmpty { released.keep(teardowns.removeValue(forKey: key)) }
         if let users = dependents.removeValue(forKey: key.registration) {
             pending.append(contentsOf: users)
             released.append(users)
