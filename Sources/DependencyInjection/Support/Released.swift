@@ -62,13 +62,18 @@ struct Released {
     }
 
     /// Takes `value`, if there is one.
+    ///
+    /// ```swift
+    /// released.keep(state.values.removeValue(forKey: key))
+    /// ```
     mutating func keep<Value>(_ value: Value?) {
         if let value { append(value) }
     }
 
     /// How many things the bag holds.
     var count: Int {
-        [object1, object2, object3, object4].count { $0 != nil } + (value1 == nil ? 0 : 1) + (value2 == nil ? 0 : 1)
-            + more.count
+        let objects = (object1 == nil ? 0 : 1) + (object2 == nil ? 0 : 1) + (object3 == nil ? 0 : 1)
+            + (object4 == nil ? 0 : 1)
+        return objects + (value1 == nil ? 0 : 1) + (value2 == nil ? 0 : 1) + more.count
     }
 }
