@@ -79,18 +79,22 @@ struct RegistrationKey: Hashable, @unchecked Sendable {
     func isSame(as other: RegistrationKey) -> Bool {
         guard position == other.position, type == other.type else { return false }
         if argument === other.argument && file.utf8Start == other.file.utf8Start { return true }
-        return Self.sameRegistration(self, other)
+        return Self.sameRegistration(argument, file, other.argument, other.file)
     }
 
     /// The rest of ``==(_:_:)``, for keys whose positions and types match: equal arguments,
     /// and the same file name (a literal is usually emitted once, but inlined code may
-    /// carry a copy).
+    /// carry a copy). It takes the two parts it compares, not the keys: a key is too large
+    /// for registers, and passing two made every probe copy both to memory first, even
+    /// when this rare path did not run.
     @usableFromInline @inline(never)
-    static func sameRegistration(_ lhs: RegistrationKey, _ rhs: RegistrationKey) -> Bool {
-        if lhs.argument !== rhs.argument {
-            guard let left = lhs.argument, let right = rhs.argument, left == right else { return false }
+    static func sameRegistration(
+        _ argument: Argument?, _ file: StaticString, _ otherArgument: Argument?, _ otherFile: StaticString
+    ) -> Bool {
+        if argument !== otherArgument {
+            guard let argument, let otherArgument, argument == otherArgument else { return false }
         }
-        return lhs.file.utf8Start == rhs.file.utf8Start || lhs.file.description == rhs.file.description
+        return file.utf8Start == otherFile.utf8Start || file.description == otherFile.description
     }
 
     @usableFromInline
