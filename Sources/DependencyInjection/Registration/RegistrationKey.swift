@@ -71,15 +71,9 @@ struct RegistrationKey: Hashable, @unchecked Sendable {
     /// override or a first build about 40 instructions per key compared.
     @inlinable
     static func == (lhs: RegistrationKey, rhs: RegistrationKey) -> Bool {
-        lhs.isSame(as: rhs)
-    }
-
-    /// ``==(_:_:)``, as a method: a table compares the key in its slot in place with it.
-    @inlinable
-    func isSame(as other: RegistrationKey) -> Bool {
-        guard position == other.position, type == other.type else { return false }
-        if argument === other.argument && file.utf8Start == other.file.utf8Start { return true }
-        return Self.sameRegistration(argument, file, other.argument, other.file)
+        guard lhs.position == rhs.position, lhs.type == rhs.type else { return false }
+        if lhs.argument === rhs.argument && lhs.file.utf8Start == rhs.file.utf8Start { return true }
+        return sameRegistration(lhs.argument, lhs.file, rhs.argument, rhs.file)
     }
 
     /// The rest of ``==(_:_:)``, for keys whose positions and types match: equal arguments,

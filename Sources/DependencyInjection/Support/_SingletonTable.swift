@@ -89,9 +89,7 @@ struct _SingletonTable {
         guard let keys, let boxes else { return nil }
         var index = key.slot(mask: mask)
         while boxes[index] != nil {
-            // Compared in place, field by field: `keys[index] == key` copied the slot's
-            // key out first, which cost a cached resolution a dozen instructions.
-            if (keys + index).pointee.isSame(as: key) { return index }
+            if keys[index] == key { return index }
             index = (index &+ 1) & mask
         }
         return nil
