@@ -165,10 +165,12 @@ extension DependencyContainer {
         let children = state.withLock(releasingAfter: { state, released in
             state.forgetWhatOverridesDecided(released: &released)
             body(&state, &released)
-            _ = state.invalidate([key], keepingOwnOverrides: false, released: &released)
+            state.invalidate(key, keepingOwnOverrides: false, released: &released)
             return state.liveChildren
         })
-        for child in children { Self.invalidate([key], in: child.state, forgettingLearned: isScope) }
+        guard !children.isEmpty else { return }
+        let keys = [key]
+        for child in children { Self.invalidate(keys, in: child.state, forgettingLearned: isScope) }
     }
 
     /// Drops what was built from a parent's changed `keys` in the container of `state` and
