@@ -100,16 +100,16 @@ extension DependencyContainer {
     ) -> Preparation {
         let resolution = begin(key, name, scope, type, servingScope: servingScope)
         if scope == .graph, let box = resolution.graphInstance(in: self) {
-            resolution.trace?.finish(outcome: .cached)
+            resolution.traced?.finish(outcome: .cached)
             return .ready(box)
         }
         switch resolution.claim {
         case .cached(let object):
-            resolution.trace?.finish(outcome: .cached)
+            resolution.traced?.finish(outcome: .cached)
             return .ready(object)
         case .await(let construction):
             let box = construction.wait(as: resolution.owner, innermost: resolution.enclosing)
-            resolution.trace?.finish(outcome: .awaited)
+            resolution.traced?.finish(outcome: .awaited)
             return .ready(box)
         case .build:
             return .build(resolution)
@@ -140,7 +140,7 @@ extension DependencyContainer {
         do {
             return try await resolve(provider, resolution, servingScope: servingScope)
         } catch {
-            resolution.trace?.finish(outcome: nil)
+            resolution.traced?.finish(outcome: nil)
             throw error
         }
     }
@@ -156,7 +156,7 @@ extension DependencyContainer {
             object = try await construction.value(as: resolution.owner, innermost: resolution.enclosing)
         case .build(let construction):
             if provider.scope == .graph, let box = resolution.graphInstance(in: self) {
-                resolution.trace?.finish(outcome: .cached)
+                resolution.traced?.finish(outcome: .cached)
                 return Self.unbox(box)
             }
             let make = Decorated.make(from: provider.make, replacedBy: resolution.override)
@@ -167,7 +167,7 @@ extension DependencyContainer {
             guard let construction else {
                 let value = try await run(resolution.owner)
                 if provider.scope == .graph { resolution.keepGraphInstance(Box(value), in: self) }
-                resolution.trace?.finish(outcome: resolution.outcome)
+                resolution.traced?.finish(outcome: resolution.outcome)
                 return value
             }
             // The scope this construction is built for keeps its cache aside until the
@@ -190,7 +190,7 @@ extension DependencyContainer {
             }
             object = try await construction.value(as: resolution.owner, innermost: resolution.enclosing)
         }
-        resolution.trace?.finish(outcome: resolution.outcome)
+        resolution.traced?.finish(outcome: resolution.outcome)
         return Self.unbox(object)
     }
 
@@ -208,9 +208,9 @@ extension DependencyContainer {
         let served: Bool = if case .cached = claim { true } else { false }
         let (owner, enclosing) = served && tracer == nil ? (.nobody, nil) : Frame.ownerAndInnermost
         let resolution = Resolution(
-            claim: claim, key: key, name: name, scope: scope, owner: served ? .nobody : owner, enclosing: enclosing,
-            servesScope: servingScope, override: ownOverride, overriddenHere: ownOverride != nil,
-            trace: tracer.flatMap { Trace($0, name: name, type: type, scope: scope, enclosing: enclosing) })
+            claim: claim, in: self, key: key, name: name, scope: scope, owner: served ? .nobody : owner,
+            enclosing: enclosing, servesScope: servingScope, override: ownOverride, overriddenHere: ownOverride != nil,
+            traced: tracer.flatMap { Trace($0, name: name, type: type, scope: scope, enclosing: enclosing) })
         switch claim {
         case .cached: return resolution
         case .await: resolution.outcome = .awaited
@@ -273,49 +273,61 @@ enum Preparation {
     case build(Resolution)
 }
 
-/// One resolution past the inline cache, between claiming its key and returning.
+/// One resolution past the inline cache, between claiming its key and returning: the
+/// frame its construction runs in, with what the container decided under its lock.
+///
+/// It is the construction's frame itself, not an object beside it: a synchronous
+/// construction runs in the resolution, so a first build allocates one object for both,
+/// and copies the key and the chain once. An asynchronous construction runs in a task of
+/// its own, which is another owner, and gets a frame of its own
+/// (``frame(_:owner:)``).
 ///
 /// A class, not a struct: it travels through ``Preparation`` and into the closures that
 /// build, and a struct of this size is copied field by field at each step (retaining and
 /// releasing every reference in it), which cost a first build some 3,000 instructions.
 @usableFromInline
-final class Resolution: @unchecked Sendable {
-    // @unchecked: immutable once begun; `override` is an `Override`, an `AsyncOverride` or
-    // a `Decorated` entry, and a cached object is a `Sendable` value's box, a `Sendable`
-    // shared instance, or the box of this owner's graph instance.
-    let claim: ContainerState.Claim
-    let key: RegistrationKey
+final class Resolution: Frame, @unchecked Sendable {
+    // @unchecked: its own fields are read and written only by the owner that resolves;
+    // `override` is an `Override`, an `AsyncOverride` or a `Decorated` entry, and a cached
+    // object is a `Sendable` value's box, a `Sendable` shared instance, or the box of this
+    // owner's graph instance. What other owners read of it is the frame's.
+
+    /// What the container decided. Cleared when the resolution ends (``finish(in:keeping:teardown:)``):
+    /// a task started inside the construction keeps its frame, and must not keep the
+    /// construction's result with it.
+    @exclusivity(unchecked) private(set) var claim: ContainerState.Claim
     let name: StaticString
     @usableFromInline let scope: DependencyScope
-    let owner: Owner
-    /// The frame this resolution started in, if any.
-    let enclosing: Frame?
-    /// The scope container this app-wide resolution runs for, if a scope handed it over.
-    let servesScope: ObjectIdentifier?
     /// Whether this container itself overrides or decorates the key.
     let overriddenHere: Bool
     /// The installed override, an `Override<Value>` or `AsyncOverride<Value>`, or a
-    /// `Decorated` entry, if any.
+    /// `Decorated` entry, if any. Cleared when the resolution ends, as ``claim`` is.
     @exclusivity(unchecked) @usableFromInline var override: AnyObject?
     /// Present only while tracing.
-    let trace: Trace?
+    let traced: Trace?
     @exclusivity(unchecked) var outcome = ResolutionEvent.Outcome.cached
 
     init(
-        claim: ContainerState.Claim, key: RegistrationKey, name: StaticString, scope: DependencyScope, owner: Owner,
-        enclosing: Frame?, servesScope: ObjectIdentifier?, override: AnyObject?, overriddenHere: Bool, trace: Trace?
+        claim: ContainerState.Claim, in container: DependencyContainer, key: RegistrationKey, name: StaticString,
+        scope: DependencyScope, owner: Owner, enclosing: Frame?, servesScope: ObjectIdentifier?, override: AnyObject?,
+        overriddenHere: Bool, traced: Trace?
     ) {
-        (self.claim, self.key, self.name, self.scope, self.owner) = (claim, key, name, scope, owner)
-        self.overriddenHere = overriddenHere
-        (self.enclosing, self.servesScope, self.override, self.trace) = (enclosing, servesScope, override, trace)
+        (self.claim, self.name, self.scope, self.overriddenHere) = (claim, name, scope, overriddenHere)
+        (self.override, self.traced) = (override, traced)
+        super.init(
+            container: ObjectIdentifier(container), building: container, keepsResult: scope.isKeptByContainer, key: key,
+            site: Site(name: .registration(name), fileID: key.file, line: key.line), servesScope: servesScope,
+            trace: traced?.batch, owner: owner, parent: enclosing)
     }
 
-    var site: Site { Site(name: .registration(name), fileID: key.file, line: key.line) }
+    /// The frame this resolution started in, if any.
+    var enclosing: Frame? { parent }
 
     /// Runs `body`, the registration's closure, in this construction's frame.
     @usableFromInline
     func run(in container: DependencyContainer, _ body: () -> Void) {
-        frame(container, owner: owner).bind(body)
+        if case .build(let construction?) = claim { WaitGraph.start(construction, builtBy: self) }
+        bind(body)
     }
 
     /// Ends the construction: keeps `box` for a cached scope, with the teardown of a
@@ -328,15 +340,17 @@ final class Resolution: @unchecked Sendable {
         } else if let box {
             keepGraphInstance(box, in: container)
         }
-        trace?.finish(outcome: outcome)
+        traced?.finish(outcome: outcome)
+        (claim, override) = (.build(nil), nil)
     }
 
-    /// The frame in which this resolution builds, for the owner running it now.
+    /// The frame in which an asynchronous construction of this resolution builds, for the
+    /// task running it, which is another owner than the one that resolves.
     func frame(_ container: DependencyContainer, owner: Owner) -> Frame {
         let construction: InFlight? = if case .build(let construction?) = claim { construction } else { nil }
         let frame = Frame(
             container: ObjectIdentifier(container), building: container, keepsResult: scope.isKeptByContainer, key: key,
-            site: site, servesScope: servesScope, trace: trace?.batch, owner: owner, parent: enclosing)
+            site: site, servesScope: servesScope, trace: trace, owner: owner, parent: enclosing)
         if let construction { WaitGraph.start(construction, builtBy: frame) }
         return frame
     }

@@ -80,12 +80,16 @@ struct Site: Sendable, CustomStringConvertible {
 /// frame.bind { make() }
 /// ```
 ///
+/// A resolution past the inline cache is itself the frame its synchronous construction
+/// runs in (``Resolution``, the one subclass); plain factories and asynchronous
+/// constructions use frames of this class.
+///
 /// A task created inside a construction inherits the chain, and can outlive it. So a frame
 /// is *active* only while its binding lasts, and code asks "am I building here?" only of
 /// active frames: an ended frame's owner may be gone, and its task's address reused by a
 /// task that inherited the chain.
 @usableFromInline
-final class Frame: @unchecked Sendable {
+class Frame: @unchecked Sendable {
     // @unchecked: `activeWord` is read and written only atomically; `graphInstances` only
     // by the owner, one step at a time; everything else is immutable.
 
