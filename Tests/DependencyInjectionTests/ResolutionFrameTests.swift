@@ -35,13 +35,22 @@ extension DependencyContainer {
 }
 
 @Suite struct ResolutionFrameTests {
-    /// The singleton is built, then dropped by a reset while the task its construction
-    /// started still runs: nothing but the dropped cache held it, so it goes.
-    @Test func aTaskTheConstructionStartedDoesNotKeepItsResult() async {
+    /// A container whose `rfSpawning` construction starts a task that waits for `latch`,
+    /// and hands it to `spawned`.
+    func containerWhoseConstructionsSpawnTasks()
+        -> (container: DependencyContainer, latch: AsyncLatch, spawned: Handoff<Task<Void, Never>>)
+    {
         let container = DependencyContainer()
         let (latch, spawned) = (AsyncLatch(), Handoff<Task<Void, Never>>())
         container.setValue(latch, forKey: "rf.latch")
         container.setValue(spawned, forKey: "rf.spawned")
+        return (container, latch, spawned)
+    }
+
+    /// The singleton is built, then dropped by a reset while the task its construction
+    /// started still runs: nothing but the dropped cache held it, so it goes.
+    @Test func aTaskTheConstructionStartedDoesNotKeepItsResult() async {
+        let (container, latch, spawned) = containerWhoseConstructionsSpawnTasks()
         weak var built: RFValue?
         do { built = container.rfSpawning() }
         let task = await spawned.value()
@@ -55,10 +64,7 @@ extension DependencyContainer {
     /// The same for an override: once it is removed, what its closure captured goes, though
     /// the task started by the construction it ran still runs.
     @Test func aTaskTheConstructionStartedDoesNotKeepTheOverrideItRan() async {
-        let container = DependencyContainer()
-        let (latch, spawned) = (AsyncLatch(), Handoff<Task<Void, Never>>())
-        container.setValue(latch, forKey: "rf.latch")
-        container.setValue(spawned, forKey: "rf.spawned")
+        let (container, latch, spawned) = containerWhoseConstructionsSpawnTasks()
         weak var captured: RFCaptured?
         weak var built: RFValue?
         do {
