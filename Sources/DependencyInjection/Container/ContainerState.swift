@@ -6,8 +6,12 @@
 /// override drops exactly what it makes stale, in time proportional to what it drops.
 @usableFromInline
 struct ContainerState {
+    // Empty tables are made with `.init()`, not `[:]`: a literal goes through
+    // `init(dictionaryLiteral:)` and the runtime's metadata of its element type, about 30
+    // instructions a table, which every new container (a test's world) paid nine times.
+
     /// The key-value storage of the original API.
-    var values: [String: any Sendable] = [:]
+    var values: [String: any Sendable] = .init()
     /// Replacement closures, each an `Override<Value>` or `AsyncOverride<Value>` for its
     /// key's value type. Changed only by ``DependencyContainer/change(_:named:at:_:)`` and
     /// ``DependencyContainer/reset()``, which drop what they decided
@@ -15,7 +19,7 @@ struct ContainerState {
     var overrides = OverrideTable()
     /// Wrappers of registrations, each a `Decoration<Value>` or `AsyncDecoration<Value>`,
     /// in the order they were installed. Changed only where ``overrides`` is.
-    var decorations: [RegistrationKey: [AnyObject]] = [:]
+    var decorations: [RegistrationKey: [AnyObject]] = .init()
     /// The keys of ``overrides`` and ``decorations``, listed when a scope first needs them
     /// (``listedOverriddenKeys()``) and kept until they change
     /// (``forgetWhatOverridesDecided(released:)``): a scope looks at them on
@@ -25,7 +29,7 @@ struct ContainerState {
     /// Built singletons, looked up on every cached resolution.
     @usableFromInline var singletons = _SingletonTable()
     /// Shared instances, held weakly: each is kept while something else holds it.
-    var sharedInstances: [RegistrationKey: Weak<AnyObject>] = [:]
+    var sharedInstances: [RegistrationKey: Weak<AnyObject>] = .init()
     /// Constructions of cached instances running here, on any thread or task: where a
     /// resolution finds the construction to wait for. While one runs, every resolution in
     /// this container counts as a use of it, wherever it comes from (a helper queue, a
@@ -50,20 +54,20 @@ struct ContainerState {
     @usableFromInline var isBuilding = false
     /// For each registration, the keys whose cached instances were built while it was
     /// resolved (with any argument).
-    var dependents: [RegistrationKey: DependentKeys] = [:]
+    var dependents: [RegistrationKey: DependentKeys] = .init()
     /// For each parameterized registration, the keys (one per argument) of the instances
     /// kept here, singletons and shared ones: what a change of a whole provider family drops.
-    var arguments: [RegistrationKey: Set<RegistrationKey>] = [:]
+    var arguments: [RegistrationKey: Set<RegistrationKey>] = .init()
     /// The teardowns of the kept singletons that declare one, each with its place in
     /// build order; dropped with their instances.
-    var teardowns: [RegistrationKey: (order: Int, teardown: PendingTeardown)] = [:]
+    var teardowns: [RegistrationKey: (order: Int, teardown: PendingTeardown)] = .init()
     /// How many teardowns have been kept: the place of the next one.
     var teardownsKept = 0
     /// In a scope: app-wide registrations found to be built from what the scope overrides,
     /// which the scope builds itself. Unlike the app container's record of uses, it
     /// survives the app container's resets; it is forgotten when the overrides of the scope
     /// or of a scope enclosing it change (``forgetLearnedOwn(released:)``).
-    var learnedOwn: Set<RegistrationKey> = []
+    var learnedOwn: Set<RegistrationKey> = .init()
     /// How many times ``learnedOwn`` was forgotten. A scope learns from the overrides it
     /// read some time before it records what it learned; when this count changed
     /// meanwhile, those overrides may be gone, and it records nothing
@@ -75,7 +79,7 @@ struct ContainerState {
     /// each child removes itself in its `deinit`. The states are held, not the children:
     /// a weak reference would give every child a side table, and every retain and release
     /// of the child would take the runtime's slow path.
-    var children: [ChildID: Child] = [:]
+    var children: [ChildID: Child] = .init()
     /// How many shared instances there may be before dead ones are swept out.
     var sweepThreshold = 16
     /// How many times a reset, override or shutdown may have dropped kept instances or

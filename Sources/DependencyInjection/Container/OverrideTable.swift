@@ -17,8 +17,9 @@ struct OverrideTable {
     private var onlyKey: RegistrationKey?
     /// The one override, while there is exactly one: set exactly when `onlyKey` is.
     private var onlyOverride: AnyObject?
-    /// Every override, once there are two or more; empty otherwise.
-    private var several: [RegistrationKey: AnyObject] = [:]
+    /// Every override, once there are two or more; empty otherwise. Made with `.init()`,
+    /// as the tables of ``ContainerState`` are.
+    private var several: [RegistrationKey: AnyObject] = .init()
 
     init() {}
 

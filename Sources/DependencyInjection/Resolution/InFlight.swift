@@ -35,8 +35,9 @@ final class InFlight: @unchecked Sendable {
 
     /// Under ``lock``: the outcome, once finished.
     @exclusivity(unchecked) private var result: Result<AnyBox, any Error>?
-    /// Under ``lock``: who waits now.
-    @exclusivity(unchecked) private var waiters: [Int: Waiter] = [:]
+    /// Under ``lock``: who waits now. Made with `.init()`: a `[:]` literal costs every
+    /// construction a call of `init(dictionaryLiteral:)`.
+    @exclusivity(unchecked) private var waiters: [Int: Waiter] = .init()
     /// Under ``lock``: how many have waited, which also numbers the next waiter. Zero at
     /// the end means no one ever reached this construction through the wait graph.
     @exclusivity(unchecked) private var waitersSoFar = 0
