@@ -17,9 +17,11 @@ struct OverrideTable {
     private var onlyKey: RegistrationKey?
     /// The one override, while there is exactly one: set exactly when `onlyKey` is.
     private var onlyOverride: AnyObject?
-    /// Every override, once there are two or more; empty otherwise. Made with `.init()`,
-    /// as the tables of ``ContainerState`` are.
-    private var several: [RegistrationKey: AnyObject] = .init()
+    /// Every override, once there are two or more; empty otherwise. A literal, unlike the
+    /// tables of ``ContainerState``: `.init()` here saved a new container about 70
+    /// instructions, but changed what the compiler inlined on the factory road, and a
+    /// five-level chain cost 200 more.
+    private var several: [RegistrationKey: AnyObject] = [:]
 
     init() {}
 
