@@ -294,7 +294,7 @@ final class Resolution: Frame, @unchecked Sendable {
 
     /// What the container decided. Cleared when the resolution ends (``finish(in:keeping:teardown:)``):
     /// a task started inside the construction keeps its frame, and must not keep the
-    /// construction's result with it.
+    /// construction's result, its override or the tracer with it.
     @exclusivity(unchecked) private(set) var claim: ContainerState.Claim
     let name: StaticString
     @usableFromInline let scope: DependencyScope
@@ -303,8 +303,9 @@ final class Resolution: Frame, @unchecked Sendable {
     /// The installed override, an `Override<Value>` or `AsyncOverride<Value>`, or a
     /// `Decorated` entry, if any. Cleared when the resolution ends, as ``claim`` is.
     @exclusivity(unchecked) @usableFromInline var override: AnyObject?
-    /// Present only while tracing.
-    let traced: Trace?
+    /// Present only while tracing. Cleared when the resolution ends, as ``claim`` is: it
+    /// holds the tracer, and whatever the tracer's closure captured.
+    @exclusivity(unchecked) private(set) var traced: Trace?
     @exclusivity(unchecked) var outcome = ResolutionEvent.Outcome.cached
 
     init(
@@ -341,7 +342,7 @@ final class Resolution: Frame, @unchecked Sendable {
             keepGraphInstance(box, in: container)
         }
         traced?.finish(outcome: outcome)
-        (claim, override) = (.build(nil), nil)
+        (claim, override, traced) = (.build(nil), nil, nil)
     }
 
     /// The frame in which an asynchronous construction of this resolution builds, for the
