@@ -82,7 +82,9 @@ struct Site: Sendable, CustomStringConvertible {
 ///
 /// A resolution past the inline cache is itself the frame its synchronous construction
 /// runs in (``Resolution``, the one subclass); plain factories and asynchronous
-/// constructions use frames of this class.
+/// constructions use frames of this class. What inlinable code calls is `final`: the app's
+/// module cannot know there is no other subclass, and called those methods through the
+/// class's table (a 50-level chain of factories cost 1,000 instructions more).
 ///
 /// A task created inside a construction inherits the chain, and can outlive it. So a frame
 /// is *active* only while its binding lasts, and code asks "am I building here?" only of
@@ -268,13 +270,13 @@ class Frame: @unchecked Sendable {
     ///
     /// - Returns: What ``leave(restoring:)`` puts back.
     @usableFromInline
-    func enter() -> ThreadFrames.Entry {
+    final func enter() -> ThreadFrames.Entry {
         ThreadFrames.replace(with: self)
     }
 
     /// Ends the construction that ``enter()`` began.
     @usableFromInline
-    func leave(restoring previous: ThreadFrames.Entry) {
+    final func leave(restoring previous: ThreadFrames.Entry) {
         ThreadFrames.restore(previous, removing: self)
         end()
     }
@@ -306,7 +308,7 @@ class Frame: @unchecked Sendable {
     /// frame belongs to another owner (a task started with `Task.immediate` runs on the
     /// thread of the construction that started it), whose chain it must not join.
     @usableFromInline
-    var fitsThreadSlot: Bool {
+    final var fitsThreadSlot: Bool {
         ThreadFrames.innermost.map { $0.owner == owner } ?? true
     }
 
