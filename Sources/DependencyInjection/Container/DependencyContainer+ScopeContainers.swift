@@ -72,7 +72,7 @@ extension DependencyContainer {
         /// The app container, which resolves the registration.
         @usableFromInline let app: DependencyContainer
         /// Whether the resolution runs inside an app-wide construction the scope handed over.
-        let isServed: Bool
+        @usableFromInline let isServed: Bool
         /// Whether the scope, or a scope between it and `app`, overrode or decorated
         /// anything then.
         let overrodeAnything: Bool
@@ -122,6 +122,10 @@ extension DependencyContainer {
             return Handover(app: app, isServed: true, overrodeAnything: false, appDrops: 0)
         }
         guard scope == .singleton || scope == .shared else { return nil }
+        // The use is noted before the overrides are read: an override installed after the
+        // read, before the note, would not find this construction among those to drop, and
+        // the scope would keep what it built from the app's instance as its own.
+        noteUseOfAppInstance(key)
         let installed = overridesOfScope(upTo: app)
         if installed.isEmpty { return Handover(app: app, isServed: false, overrodeAnything: false, appDrops: 0) }
         return appDrops(ifSharing: key, app, installed).map {
