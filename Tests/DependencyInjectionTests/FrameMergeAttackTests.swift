@@ -50,22 +50,15 @@ extension DependencyContainer {
     var fmaOther: Provider<FMAObject> { singleton { FMAObject(2) } }
     var fmaPlain: Provider<FMAObject> { factory { FMAObject(3) } }
 
-    /// A singleton whose construction starts a task that waits for the latch under
-    /// "fma.latch", and hands the task over under "fma.spawned".
+    /// A singleton whose construction starts the task of the `WaitingTaskProbe` stored here.
     var fmaSpawning: Provider<FMAObject> {
         singleton {
-            self.fmaSpawnWaitingTask()
+            self.startWaitingTask()
             return FMAObject(4)
         }
     }
     /// A factory built from `fmaSpawning`, so that a traced resolution of it nests.
     var fmaAroundSpawning: Provider<FMAObject> { factory { self.fmaSpawning() } }
-
-    func fmaSpawnWaitingTask() {
-        let latch: AsyncLatch? = getValue(forKey: "fma.latch")
-        let spawned: Handoff<Task<Void, Never>>? = getValue(forKey: "fma.spawned")
-        spawned?.put(Task { await latch?.wait() })
-    }
 
     /// Held at the gate under "fma.gate", if any, then built from `fmaLeaf`.
     var fmaGated: Provider<FMAObject> {
@@ -159,21 +152,14 @@ final class FMAInjected: @unchecked Sendable {
 }
 
 @Suite struct FrameMergeAttackTests {
-    func spawningContainer() -> (DependencyContainer, AsyncLatch, Handoff<Task<Void, Never>>) {
-        let container = DependencyContainer()
-        let (latch, spawned) = (AsyncLatch(), Handoff<Task<Void, Never>>())
-        container.setValue(latch, forKey: "fma.latch")
-        container.setValue(spawned, forKey: "fma.spawned")
-        return (container, latch, spawned)
-    }
-
     // MARK: - Tasks that inherit the resolution's frame
 
     /// A task started by a traced construction outlives it. Once the container's tracer is
     /// removed, nothing should hold it (nor what it captures): the frame the task inherited
     /// held only the trace batch, delivered and emptied at the end of the resolution.
     @Test func aTaskStartedByATracedConstructionDoesNotKeepTheTracer() async {
-        let (container, latch, spawned) = spawningContainer()
+        let container = DependencyContainer()
+        let probe = WaitingTaskProbe(in: container)
         weak var captured: FMAObject?
         let delivered = Counter()
         do {
@@ -182,11 +168,11 @@ final class FMAInjected: @unchecked Sendable {
             container.tracer = ResolutionTracer { _ in withExtendedLifetime(sentinel) { delivered.increment() } }
         }
         _ = container.fmaAroundSpawning()
-        let task = await spawned.value()
+        let task = await probe.started.value()
         #expect(delivered.count == 1, "the batch is delivered when the outermost resolution ends")
         container.tracer = nil
         #expect(captured == nil, "a task the traced construction started keeps the removed tracer")
-        latch.open()
+        probe.latch.open()
         await task.value
         #expect(captured == nil)
     }
@@ -195,26 +181,24 @@ final class FMAInjected: @unchecked Sendable {
     /// the resolution (the task's inherited frame) holds it unowned, and its in-flight
     /// record and override are cleared at the end.
     @Test func aTaskStartedByAConstructionDoesNotKeepTheContainer() async {
-        let latch = AsyncLatch()
-        let spawned = Handoff<Task<Void, Never>>()
+        let probe: WaitingTaskProbe
         weak var weakContainer: DependencyContainer?
         weak var built: FMAObject?
         do {
             let container = DependencyContainer()
-            container.setValue(latch, forKey: "fma.latch")
-            container.setValue(spawned, forKey: "fma.spawned")
+            probe = WaitingTaskProbe(in: container)
             container.override(\.fmaSpawning) { [unowned container] in
-                container.fmaSpawnWaitingTask()
+                container.startWaitingTask()
                 return FMAObject(40)
             }
             weakContainer = container
             built = container.fmaSpawning()
             #expect(built?.tag == 40)
         }
-        let task = await spawned.value()
+        let task = await probe.started.value()
         #expect(weakContainer == nil, "a running task started by a construction keeps the container")
         #expect(built == nil, "a running task started by a construction keeps what the container built")
-        latch.open()
+        probe.latch.open()
         await task.value
     }
 
@@ -296,19 +280,20 @@ final class FMAInjected: @unchecked Sendable {
     /// What an outermost resolution built in graph scope goes when it ends, unless
     /// something else holds it: the resolution that kept it is a frame a task inherits.
     @Test func graphInstancesGoWithTheirResolutionThoughATaskInheritedIt() async {
-        let (container, latch, spawned) = spawningContainer()
+        let container = DependencyContainer()
+        let probe = WaitingTaskProbe(in: container)
         let graphInstance = FMAWeak()
         container.override(\.fmaSpawning) { [unowned container] in
             let instance = container.fmaGraph()
             graphInstance.object = instance
             #expect(container.fmaGraph() === instance)
-            container.fmaSpawnWaitingTask()
+            container.startWaitingTask()
             return FMAObject(42)
         }
         _ = container.fmaSpawning()
-        let task = await spawned.value()
+        let task = await probe.started.value()
         #expect(graphInstance.object == nil, "a graph instance outlives its outermost resolution")
-        latch.open()
+        probe.latch.open()
         await task.value
     }
 

@@ -18,70 +18,53 @@ final class RFCaptured: Sendable {
 }
 
 extension DependencyContainer {
-    /// A singleton whose construction starts a task that ends only when the latch stored
-    /// under "rf.latch" opens; the task is handed to the test under "rf.spawned".
+    /// A singleton whose construction starts the task of the `WaitingTaskProbe` stored here.
     var rfSpawning: Provider<RFValue> {
         singleton {
-            self.rfSpawnWaitingTask()
+            self.startWaitingTask()
             return RFValue()
         }
-    }
-
-    func rfSpawnWaitingTask() {
-        let latch: AsyncLatch? = getValue(forKey: "rf.latch")
-        let spawned: Handoff<Task<Void, Never>>? = getValue(forKey: "rf.spawned")
-        spawned?.put(Task { await latch?.wait() })
     }
 }
 
 @Suite struct ResolutionFrameTests {
-    /// A container whose `rfSpawning` construction starts a task that waits for `latch`,
-    /// and hands it to `spawned`.
-    func containerWhoseConstructionsSpawnTasks()
-        -> (container: DependencyContainer, latch: AsyncLatch, spawned: Handoff<Task<Void, Never>>)
-    {
-        let container = DependencyContainer()
-        let (latch, spawned) = (AsyncLatch(), Handoff<Task<Void, Never>>())
-        container.setValue(latch, forKey: "rf.latch")
-        container.setValue(spawned, forKey: "rf.spawned")
-        return (container, latch, spawned)
-    }
-
     /// The singleton is built, then dropped by a reset while the task its construction
     /// started still runs: nothing but the dropped cache held it, so it goes.
     @Test func aTaskTheConstructionStartedDoesNotKeepItsResult() async {
-        let (container, latch, spawned) = containerWhoseConstructionsSpawnTasks()
+        let container = DependencyContainer()
+        let probe = WaitingTaskProbe(in: container)
         weak var built: RFValue?
         do { built = container.rfSpawning() }
-        let task = await spawned.value()
+        let task = await probe.started.value()
         #expect(built != nil, "the container keeps its singleton")
         container.reset(\.rfSpawning)
         #expect(built == nil, "the running task keeps the instance its construction built")
-        latch.open()
+        probe.latch.open()
         await task.value
     }
 
     /// The same for an override: once it is removed, what its closure captured goes, though
     /// the task started by the construction it ran still runs.
     @Test func aTaskTheConstructionStartedDoesNotKeepTheOverrideItRan() async {
-        let (container, latch, spawned) = containerWhoseConstructionsSpawnTasks()
+        let container = DependencyContainer()
+        let probe = WaitingTaskProbe(in: container)
         weak var captured: RFCaptured?
         weak var built: RFValue?
         do {
             let stub = RFCaptured()
             captured = stub
             container.override(\.rfSpawning) { [unowned container] in
-                withExtendedLifetime(stub) { container.rfSpawnWaitingTask() }
+                withExtendedLifetime(stub) { container.startWaitingTask() }
                 return RFValue()
             }
             built = container.rfSpawning()
         }
-        let task = await spawned.value()
+        let task = await probe.started.value()
         #expect(captured != nil && built != nil, "the override is installed, its instance kept")
         container.reset(\.rfSpawning)
         #expect(captured == nil, "the running task keeps the override its construction ran")
         #expect(built == nil, "the running task keeps the instance its construction built")
-        latch.open()
+        probe.latch.open()
         await task.value
     }
 }
