@@ -72,7 +72,7 @@ extension DependencyContainer {
         /// The app container, which resolves the registration.
         @usableFromInline let app: DependencyContainer
         /// Whether the resolution runs inside an app-wide construction the scope handed over.
-        @usableFromInline let isServed: Bool
+        let isServed: Bool
         /// Whether the scope, or a scope between it and `app`, overrode or decorated
         /// anything then.
         let overrodeAnything: Bool
@@ -119,12 +119,14 @@ extension DependencyContainer {
         let innermost = Frame.current
         if Frame.servedScope(from: innermost) == ObjectIdentifier(self) {
             noteServedUse(of: key, from: innermost, app)
+            noteUseOfAppInstance(key)
             return Handover(app: app, isServed: true, overrodeAnything: false, appDrops: 0)
         }
         guard scope == .singleton || scope == .shared else { return nil }
-        // The use is noted before the overrides are read: an override installed after the
-        // read, before the note, would not find this construction among those to drop, and
-        // the scope would keep what it built from the app's instance as its own.
+        // The use is noted here, on every handover, and before the overrides are read: an
+        // override installed after the read, before the note, would not find this
+        // construction among those to drop, and the scope would keep what it built from the
+        // app's instance as its own.
         noteUseOfAppInstance(key)
         let installed = overridesOfScope(upTo: app)
         if installed.isEmpty { return Handover(app: app, isServed: false, overrodeAnything: false, appDrops: 0) }
@@ -269,8 +271,8 @@ extension DependencyContainer {
 
     /// Records, in this scope, that `key` was used while the scope builds something: the
     /// app container resolves it, but an override or reset of it there must still drop
-    /// what this scope built from it.
-    @usableFromInline
+    /// what this scope built from it. Called on every handover, by
+    /// ``appContainer(resolving:_:)``.
     func noteUseOfAppInstance(_ key: RegistrationKey) {
         state.withLock(releasingAfter: { state, released in
             guard state.isBuilding else { return }

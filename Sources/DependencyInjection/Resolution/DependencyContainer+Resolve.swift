@@ -58,8 +58,6 @@ extension DependencyContainer {
         var (handover, asked) = (first, 1)
         while true {
             let home = handover.app
-            // Noted already, before the overrides were read, unless served.
-            if handover.isServed { noteUseOfAppInstance(provider.key) }
             let cached = provider.scope.isKeptByContainer
                 ? home.state.withLock({ $0.cachedSingleton(provider.key, as: Value.self) }) : nil
             let value = cached ?? handingOver { home.resolveSlowly(provider, servingScope: ObjectIdentifier(self)) }
@@ -124,7 +122,6 @@ extension DependencyContainer {
     func resolve<Value>(_ provider: AsyncProvider<Value>) async throws -> Value {
         var asked = 1
         handingOver: while let handover = appContainer(resolving: provider.key, provider.scope) {
-            if handover.isServed { noteUseOfAppInstance(provider.key) }
             let value = try await handingOver { try await handover.app.resolve(provider, servingScope: self) }
             switch afterHandover(provider.key, handover, asked: asked) {
             case .sharesAppInstance: return value
