@@ -28,20 +28,35 @@
 /// parameterized forms, and read <doc:RegisteringDependencies> and <doc:Scopes> for when to
 /// use which.
 public struct Provider<Value> {
+    // Six scalars: see `RegistrationSite` for why the rest is packed, and keep it so.
     @usableFromInline let container: DependencyContainer
-    @usableFromInline let key: RegistrationKey
-    @usableFromInline let name: StaticString
-    @usableFromInline let scope: DependencyScope
     @usableFromInline let make: () -> Value
-    /// Whether the registration is isolated to the main actor (a `@MainActor` property, or
-    /// any property of a module with main-actor default isolation): a key path can carry
-    /// it off the main actor where the compiler cannot see it, so the provider checks it
-    /// when it is made, and a cached value is released on the main actor.
-    @usableFromInline let isMainActor: Bool
+    /// The argument of a family's member, `nil` for a plain registration.
+    @usableFromInline let argument: RegistrationKey.Argument?
     /// What shutdown runs for the instance, set by `onShutdown` on a singleton. A `let`:
     /// with a `var` here, the optimizer keeps a copy of every provider it makes, which
     /// costs a cached resolution some 240 instructions.
     @usableFromInline let teardown: Teardown<Value>?
+    @usableFromInline let site: RegistrationSite
+
+    /// The registration's identity, for the container's tables.
+    @inlinable
+    var key: RegistrationKey {
+        RegistrationKey(file: site.fileID, position: site.position, type: site.type, argument: argument)
+    }
+
+    @inlinable
+    var name: StaticString { site.name }
+
+    @inlinable
+    var scope: DependencyScope { site.scope }
+
+    /// Whether the registration is isolated to the main actor (a `@MainActor` property, or
+    /// any property of a module with main-actor default isolation): a key path can carry
+    /// it off the main actor where the compiler cannot see it, so the provider checks it
+    /// when it is made, and a cached value is released on the main actor.
+    @inlinable
+    var isMainActor: Bool { site.isMainActor }
 
     /// A provider declared at a call site of `factory`, `singleton`, `shared` or `graph`.
     @inlinable
@@ -50,20 +65,24 @@ public struct Provider<Value> {
         _ name: StaticString, _ fileID: StaticString, _ line: UInt, _ column: UInt, _ isolation: (any Actor)?,
         _ make: @escaping () -> Value
     ) {
-        self.container = container
-        self.key = RegistrationKey(file: fileID, line: line, column: column, type: Value.self, argument: argument)
-        self.name = name
-        self.scope = scope
-        self.isMainActor = MainActorThread.isMainActor(isolation, registration: name)
-        self.make = make
-        self.teardown = nil
+        let site = RegistrationSite(
+            scope: scope, name: name, fileID: fileID, line: line, column: column, type: ObjectIdentifier(Value.self),
+            isMainActor: MainActorThread.isMainActor(isolation, registration: name))
+        self.init(container, site, argument, nil, make)
     }
 
     /// `provider` with `teardown`.
     @inlinable
     init(_ provider: Provider<Value>, teardown: Teardown<Value>) {
-        (container, key, name, scope) = (provider.container, provider.key, provider.name, provider.scope)
-        (make, isMainActor, self.teardown) = (provider.make, provider.isMainActor, teardown)
+        self.init(provider.container, provider.site, provider.argument, teardown, provider.make)
+    }
+
+    @inlinable
+    init(
+        _ container: DependencyContainer, _ site: RegistrationSite, _ argument: RegistrationKey.Argument?,
+        _ teardown: Teardown<Value>?, _ make: @escaping () -> Value
+    ) {
+        (self.container, self.site, self.argument, self.teardown, self.make) = (container, site, argument, teardown, make)
     }
 
     /// Resolves the dependency in the container the provider came from.

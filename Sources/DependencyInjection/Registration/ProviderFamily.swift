@@ -112,13 +112,10 @@ extension Provider {
     /// The provider of `family`'s instance for `argument`.
     @inlinable
     init<Argument>(member family: ProviderFamily<Argument, Value>, _ argument: Argument) {
-        container = family.container
-        key = family.key.with(RegistrationKey.Argument(argument))
-        name = family.name
-        scope = family.scope
-        isMainActor = family.isMainActor
         let make = family.make
-        self.make = { make(argument) }
-        teardown = nil
+        let site = RegistrationSite(
+            scope: family.scope, name: family.name, fileID: family.key.file, position: family.key.position,
+            type: family.key.type, isMainActor: family.isMainActor)
+        self.init(family.container, site, RegistrationKey.Argument(argument), nil, { make(argument) })
     }
 }

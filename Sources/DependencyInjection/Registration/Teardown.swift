@@ -36,7 +36,7 @@ extension Provider where Value: Sendable {
     @inlinable
     public func onShutdown(_ teardown: @escaping @Sendable (Value) -> Void) -> Provider<Value> {
         PendingTeardown.check(scope, name, key)
-        return Provider(self, teardown: .anywhere(teardown))
+        return Provider(self, teardown: Teardown(.anywhere(teardown)))
     }
 }
 
@@ -73,7 +73,7 @@ extension Provider {
     @MainActor @inlinable
     public func onShutdown(_ teardown: @escaping @MainActor (Value) -> Void) -> Provider<Value> {
         PendingTeardown.check(scope, name, key)
-        return Provider(self, teardown: .onMainActor(teardown))
+        return Provider(self, teardown: Teardown(.onMainActor(teardown)))
     }
 
     /// The teardown of the instance in `box`, if it is kept and the registration declares
@@ -124,16 +124,29 @@ extension AsyncProvider {
 
     /// The teardown of the instance in `box`, if the registration declares one.
     func pendingTeardown(of box: Box<Value>) -> PendingTeardown? {
-        teardown.map { PendingTeardown(.async($0), of: box, name: name) }
+        teardown.map { PendingTeardown(Teardown(.async($0)), of: box, name: name) }
     }
 }
 
 /// What a registration declares to run at shutdown, and where it may run.
+///
+/// A class, so that a provider holds one reference: as an enum of closures it would add
+/// three scalars to every provider, and a provider of more than seven is destroyed out of
+/// line (see `RegistrationSite`).
 @usableFromInline
-enum Teardown<Value> {
-    case anywhere(@Sendable (Value) -> Void)
-    case onMainActor(@MainActor (Value) -> Void)
-    case async(@Sendable (Value) async -> Void)
+final class Teardown<Value> {
+    /// The closure, and where it may run.
+    @usableFromInline
+    enum Body {
+        case anywhere(@Sendable (Value) -> Void)
+        case onMainActor(@MainActor (Value) -> Void)
+        case async(@Sendable (Value) async -> Void)
+    }
+
+    let body: Body
+
+    @usableFromInline
+    init(_ body: Body) { self.body = body }
 }
 
 /// A kept singleton's teardown, bound to the box of its instance: what
@@ -159,7 +172,7 @@ final class PendingTeardown: @unchecked Sendable {
     @usableFromInline
     init<Value>(_ teardown: Teardown<Value>, of box: Box<Value>, name: StaticString) {
         self.name = name
-        switch teardown {
+        switch teardown.body {
         case .anywhere(let body): run = .anywhere { body(box.value) }
         case .onMainActor(let body): run = .onMainActor { body(box.value) }
         case .async(let body): run = .async { await body(box.value) }
