@@ -265,3 +265,164 @@ struct SORWorld: Sendable {
         #expect(try await request.sorAsyncHandler() === kept)
     }
 }
+
+// MARK: - Known gaps: a change of what an app-wide instance was built from
+//
+// A scope records the keys it resolves itself while it builds (and those an app-wide
+// construction it handed over resolves through it). A change that reaches the scope drops
+// the constructions whose record names the changed key; the app container's record of what
+// its instances were built from is not consulted. So what a scope built from an app-wide
+// instance is not dropped when something that instance was built from changes, unless the
+// instance was built for the scope, through it, after the change, and before the scope's
+// construction ended: these pin that. They fail the same way before and after the fix of
+// the order of the read and the note above.
+
+/// Passes its gate the first time only.
+final class SOROnceGate: @unchecked Sendable {
+    // @unchecked: `passed` is only touched while holding `lock`.
+    private let lock = NSLock()
+    private var passed = false
+    let gate = ConstructionGate()
+
+    func pass() {
+        let first = lock.withLock {
+            defer { passed = true }
+            return !passed
+        }
+        if first { gate.enterAndWait() }
+    }
+}
+
+extension DependencyContainer {
+    /// An app-wide clock, and an app-wide singleton built from it.
+    var sorClock: Provider<SORPart> { singleton { SORPart("app clock") } }
+    var sorTimed: Provider<SORPart> { singleton { SORPart("timed", inner: self.sorClock()) } }
+    /// A scope's own instance built from `sorTimed`.
+    var sorTimedHandler: Provider<SORPart> { scoped { SORPart("handler", inner: self.sorTimed()) } }
+    /// An app-wide singleton built from `sorLocal` and `sorTimed`: a scope that overrides
+    /// `sorLocal` builds its own.
+    var sorLocalAndTimed: Provider<SORPart> {
+        singleton {
+            let local = self.sorLocal()
+            return SORPart("paired with \(local.source)", inner: self.sorTimed())
+        }
+    }
+    /// An app-wide singleton built from the clock, after the gate stored under "sor.gate"
+    /// in the container whose values it reads (the app's, when built for a scope).
+    var sorGatedTimed: Provider<SORPart> {
+        singleton {
+            (self.getValue(forKey: "sor.gate") as SOROnceGate?)?.pass()
+            return SORPart("timed", inner: self.sorClock())
+        }
+    }
+    var sorGatedHandler: Provider<SORPart> { scoped { SORPart("handler", inner: self.sorGatedTimed()) } }
+}
+
+/// What a request built from the app's `sorTimed` before the clock changed.
+enum SORTimedUser: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    /// A `scoped` registration.
+    case scoped
+    /// Its own copy of an app-wide singleton, built from what its session overrides.
+    case ownCopyOfAppSingleton
+
+    var testDescription: String { rawValue }
+
+    func resolve(in container: DependencyContainer) -> SORPart {
+        switch self {
+        case .scoped: container.sorTimedHandler()
+        case .ownCopyOfAppSingleton: container.sorLocalAndTimed()
+        }
+    }
+}
+
+/// Who overrides the clock.
+enum SORClockChanger: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case session, request, app, appParent
+    var testDescription: String { rawValue }
+
+    func override(root: DependencyContainer, app: DependencyContainer, session: DependencyContainer, request: DependencyContainer) {
+        let container = switch self {
+        case .session: session
+        case .request: request
+        case .app: app
+        case .appParent: root
+        }
+        container.override(\.sorClock) { SORPart("changed clock") }
+    }
+}
+
+@Suite struct ScopeTransitiveOverrideTests {
+    /// The app builds `sorTimed` first; the request builds something of its own from it;
+    /// then the clock is overridden. The request's `sorTimed` is then built from the
+    /// changed clock (its own, or the app's new one), but the request keeps what it built
+    /// from the app's old `sorTimed`.
+    @Test(arguments: SORTimedUser.allCases, SORClockChanger.allCases)
+    func anOverrideOfWhatACachedAppSingletonWasBuiltFromReachesWhatARequestBuiltFromIt(
+        user: SORTimedUser, changer: SORClockChanger
+    ) {
+        let root = DependencyContainer()
+        let app = DependencyContainer(parent: root)
+        let session = DependencyContainer(scopeOf: app)
+        session.override(\.sorLocal) { SORPart("session local") }
+        let request = DependencyContainer(scopeOf: session)
+        _ = app.sorTimed()
+        #expect(user.resolve(in: request).inner === app.sorTimed())
+        changer.override(root: app.parent!, app: app, session: session, request: request)
+        let timed = request.sorTimed()
+        #expect(timed.inner?.source == "changed clock")
+        withKnownIssue("a scope does not learn what an app-wide instance it used was built from") {
+            #expect(user.resolve(in: request).inner === timed)
+        }
+    }
+
+    /// The same, when the app builds `sorTimed` for the request, through it: the request
+    /// records the clock, and drops its handler when the clock changes.
+    @Test(arguments: SORClockChanger.allCases)
+    func anOverrideOfWhatAnAppSingletonBuiltForARequestWasBuiltFromReachesWhatTheRequestBuiltFromIt(
+        changer: SORClockChanger
+    ) {
+        let root = DependencyContainer()
+        let app = DependencyContainer(parent: root)
+        let session = DependencyContainer(scopeOf: app)
+        let request = DependencyContainer(scopeOf: session)
+        #expect(request.sorTimedHandler().inner === app.sorTimed())
+        changer.override(root: root, app: app, session: session, request: request)
+        let timed = request.sorTimed()
+        #expect(timed.inner?.source == "changed clock")
+        #expect(request.sorTimedHandler().inner === timed)
+    }
+
+    /// The request's handler hands `sorGatedTimed` over; the app builds it for the request
+    /// and is held at the gate before it resolves the clock; the session (or the request)
+    /// overrides the clock meanwhile. The request overrode nothing when it handed over, so
+    /// it shares the app's instance without looking again, and the override came before
+    /// the request noted the clock: the request keeps a handler built from the app's clock
+    /// while its own `sorGatedTimed` is built from the changed one.
+    @Test(arguments: [SORClockChanger.session, .request])
+    func aChangeInstalledWhileTheAppBuildsForARequestReachesWhatTheRequestBuildsFromIt(
+        changer: SORClockChanger
+    ) async {
+        let findings = Findings()
+        let finished = await finishesWithoutHangingOffThePool {
+            let root = DependencyContainer()
+            let app = DependencyContainer(parent: root)
+            let session = DependencyContainer(scopeOf: app)
+            let request = DependencyContainer(scopeOf: session)
+            let gate = SOROnceGate()
+            app.setValue(gate, forKey: "sor.gate")
+            let built = onThread { request.sorGatedHandler() }
+            gate.gate.entered.wait()
+            changer.override(root: root, app: app, session: session, request: request)
+            gate.gate.open()
+            _ = built()
+            let kept = request.sorGatedHandler()
+            findings.check(request.sorGatedTimed().inner?.source == "changed clock", "the request's own timed")
+            findings.check(
+                kept.inner?.inner?.source == "changed clock", "kept a handler built from \(kept.inner?.inner?.source ?? "nothing")")
+        }
+        #expect(finished)
+        withKnownIssue("an override installed while the app builds for a scope does not reach what the scope builds") {
+            #expect(findings.problems == [])
+        }
+    }
+}
