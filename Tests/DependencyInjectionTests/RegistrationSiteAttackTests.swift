@@ -136,6 +136,11 @@ extension DependencyContainer {
     // MARK: Teardowns
 
     var saLog: Collected<String>? { getValue(forKey: "saLog") }
+    /// Built on any thread, torn down on the main actor: the two flags must stay apart.
+    @MainActor var saMainTornResource: Provider<MailResource> {
+        singleton(isolation: nil) { MailResource("saMainTornResource", log: self.saLog) }
+            .onShutdown { @MainActor in $0.close() }
+    }
     var saDatabase: Provider<MailResource> {
         singleton { MailResource("saDatabase", log: self.saLog) }.onShutdown { $0.close() }
     }
@@ -578,10 +583,36 @@ private func shutDownSynchronously(_ container: DependencyContainer) {
         #expect(log.values == ["saDatabase", "saAsyncConnection"])
     }
 
+    @Test func aTeardownAnyThreadMayRunComesBackAsSuch() {
+        let provider = DependencyContainer().saDatabase
+        guard case .anywhere = provider.teardown else {
+            Issue.record("a teardown for any thread came back as \(String(describing: provider.teardown))")
+            return
+        }
+        #expect(!provider.isMainActor)
+    }
+
+    @MainActor @Test func aMainActorTeardownOfARegistrationForAnyThreadKeepsWhereItRuns() {
+        let container = DependencyContainer()
+        let provider = container.saMainTornResource
+        #expect(!provider.isMainActor)
+        guard case .onMainActor = provider.teardown else {
+            Issue.record("a main-actor teardown came back as \(String(describing: provider.teardown))")
+            return
+        }
+        let resource = container.saMainTornResource()
+        container.shutdown()
+        #expect(resource.closeCount == 1)
+    }
+
     @MainActor @Test func aMainActorTeardownRunsOnTheMainActorForItsOwnInstance() {
         let container = DependencyContainer()
         let provider = container.saPlayer
-        #expect(provider.isMainActor && provider.teardown != nil && provider.scope == .singleton)
+        #expect(provider.isMainActor && provider.scope == .singleton)
+        guard case .onMainActor = provider.teardown else {
+            Issue.record("a main-actor teardown came back as \(String(describing: provider.teardown))")
+            return
+        }
         let player = container.saPlayer()
         #expect(container.saPlayer() === player)
         container.shutdown()

@@ -28,15 +28,19 @@
 /// parameterized forms, and read <doc:RegisteringDependencies> and <doc:Scopes> for when to
 /// use which.
 public struct Provider<Value> {
-    // Six scalars: see `RegistrationSite` for why the rest is packed, and keep it so.
+    // Seven scalars, the most that is destroyed inline: see `RegistrationSite` for why the
+    // rest is packed, and keep it so.
     @usableFromInline let container: DependencyContainer
     @usableFromInline let make: () -> Value
     /// The argument of a family's member, `nil` for a plain registration.
     @usableFromInline let argument: RegistrationKey.Argument?
-    /// What shutdown runs for the instance, set by `onShutdown` on a singleton. A `let`:
-    /// with a `var` here, the optimizer keeps a copy of every provider it makes, which
-    /// costs a cached resolution some 240 instructions.
-    @usableFromInline let teardown: Teardown<Value>?
+    /// What shutdown runs for the instance, set by `onShutdown` on a singleton; the site
+    /// says whether it runs on the main actor. The closure itself, not an enum of the
+    /// kinds (three more scalars) or an object (an allocation each time the property is
+    /// evaluated, on every resolution). A `let`: with a `var` here, the optimizer keeps a
+    /// copy of every provider it makes, which costs a cached resolution some 240
+    /// instructions.
+    @usableFromInline let teardownBody: ((Value) -> Void)?
     @usableFromInline let site: RegistrationSite
 
     /// The registration's identity, for the container's tables.
@@ -71,18 +75,29 @@ public struct Provider<Value> {
         self.init(container, site, argument, nil, make)
     }
 
-    /// `provider` with `teardown`.
+    /// `provider` with `teardown`, which runs on the main actor if `runsOnMainActor`.
     @inlinable
-    init(_ provider: Provider<Value>, teardown: Teardown<Value>) {
-        self.init(provider.container, provider.site, provider.argument, teardown, provider.make)
+    init(_ provider: Provider<Value>, teardown: @escaping (Value) -> Void, runsOnMainActor: Bool) {
+        let site = provider.site.withTeardown(onMainActor: runsOnMainActor)
+        self.init(provider.container, site, provider.argument, teardown, provider.make)
+    }
+
+    /// The teardown `onShutdown` set, as the kind it was declared.
+    @inlinable
+    var teardown: Teardown<Value>? {
+        guard let teardownBody else { return nil }
+        if site.teardownRunsOnMainActor {
+            return .onMainActor(unsafeBitCast(teardownBody, to: (@MainActor (Value) -> Void).self))
+        }
+        return .anywhere(unsafeBitCast(teardownBody, to: (@Sendable (Value) -> Void).self))
     }
 
     @inlinable
     init(
         _ container: DependencyContainer, _ site: RegistrationSite, _ argument: RegistrationKey.Argument?,
-        _ teardown: Teardown<Value>?, _ make: @escaping () -> Value
+        _ teardown: ((Value) -> Void)?, _ make: @escaping () -> Value
     ) {
-        (self.container, self.site, self.argument, self.teardown, self.make) = (container, site, argument, teardown, make)
+        (self.container, self.site, self.argument, self.teardownBody, self.make) = (container, site, argument, teardown, make)
     }
 
     /// Resolves the dependency in the container the provider came from.

@@ -20,12 +20,18 @@ struct RegistrationKey: Hashable, @unchecked Sendable {
     @inlinable
     init(file: StaticString, line: UInt, column: UInt, type: Any.Type, argument: Argument?) {
         self.file = file
-        self.position = UInt64(truncatingIfNeeded: line) << 32 | UInt64(truncatingIfNeeded: column)
+        self.position = Self.position(line: line, column: column)
         self.type = ObjectIdentifier(type)
         self.argument = argument
     }
 
     var line: UInt { UInt(truncatingIfNeeded: position >> 32) }
+
+    /// The line in the high 32 bits and the column in the low 32 bits, each truncated.
+    @inlinable
+    static func position(line: UInt, column: UInt) -> UInt64 {
+        UInt64(truncatingIfNeeded: line) << 32 | UInt64(truncatingIfNeeded: column)
+    }
 
     /// The registration this key belongs to, whatever its argument.
     var registration: RegistrationKey {

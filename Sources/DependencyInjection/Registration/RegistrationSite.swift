@@ -21,7 +21,7 @@
 @usableFromInline
 struct RegistrationSite {
     /// The lanes, in order: the file name's address and length, the flags of both names
-    /// with the scope and the main-actor flag, the position (line and column), the type,
+    /// with the scope, the main-actor flag and where a teardown runs, the position (line and column), the type,
     /// the name's address and length, and one unused lane.
     @usableFromInline let lanes: SIMD8<UInt64>
 
@@ -30,8 +30,9 @@ struct RegistrationSite {
         scope: DependencyScope, name: StaticString, fileID: StaticString, line: UInt, column: UInt,
         type: ObjectIdentifier, isMainActor: Bool
     ) {
-        let position = UInt64(truncatingIfNeeded: line) << 32 | UInt64(truncatingIfNeeded: column)
-        self.init(scope: scope, name: name, fileID: fileID, position: position, type: type, isMainActor: isMainActor)
+        self.init(
+            scope: scope, name: name, fileID: fileID, position: RegistrationKey.position(line: line, column: column),
+            type: type, isMainActor: isMainActor)
     }
 
     @inlinable
@@ -72,6 +73,21 @@ struct RegistrationSite {
 
     @inlinable
     var isMainActor: Bool { lanes[2] >> 24 & 1 != 0 }
+
+    /// Whether the provider's teardown, if it has one, runs on the main actor.
+    @inlinable
+    var teardownRunsOnMainActor: Bool { lanes[2] >> 25 & 1 != 0 }
+
+    /// This site, with a teardown that runs on the main actor if `onMainActor`.
+    @inlinable
+    func withTeardown(onMainActor: Bool) -> RegistrationSite {
+        var lanes = lanes
+        lanes[2] = lanes[2] & ~(1 << 25) | (onMainActor ? 1 << 25 : 0)
+        return RegistrationSite(lanes: lanes)
+    }
+
+    @inlinable
+    init(lanes: SIMD8<UInt64>) { self.lanes = lanes }
 }
 
 /// The three stored words of a `StaticString`: the address of its UTF-8 bytes (or its

@@ -36,7 +36,7 @@ extension Provider where Value: Sendable {
     @inlinable
     public func onShutdown(_ teardown: @escaping @Sendable (Value) -> Void) -> Provider<Value> {
         PendingTeardown.check(scope, name, key)
-        return Provider(self, teardown: Teardown(.anywhere(teardown)))
+        return Provider(self, teardown: teardown, runsOnMainActor: false)
     }
 }
 
@@ -73,7 +73,10 @@ extension Provider {
     @MainActor @inlinable
     public func onShutdown(_ teardown: @escaping @MainActor (Value) -> Void) -> Provider<Value> {
         PendingTeardown.check(scope, name, key)
-        return Provider(self, teardown: Teardown(.onMainActor(teardown)))
+        // One closure type in the provider, with where it runs beside it: the isolation
+        // changes neither the closure's representation nor its calling convention, and
+        // `Provider.teardown` casts it back before anything calls it.
+        return Provider(self, teardown: unsafeBitCast(teardown, to: ((Value) -> Void).self), runsOnMainActor: true)
     }
 
     /// The teardown of the instance in `box`, if it is kept and the registration declares
@@ -124,29 +127,16 @@ extension AsyncProvider {
 
     /// The teardown of the instance in `box`, if the registration declares one.
     func pendingTeardown(of box: Box<Value>) -> PendingTeardown? {
-        teardown.map { PendingTeardown(Teardown(.async($0)), of: box, name: name) }
+        teardown.map { PendingTeardown(.async($0), of: box, name: name) }
     }
 }
 
 /// What a registration declares to run at shutdown, and where it may run.
-///
-/// A class, so that a provider holds one reference: as an enum of closures it would add
-/// three scalars to every provider, and a provider of more than seven is destroyed out of
-/// line (see `RegistrationSite`).
 @usableFromInline
-final class Teardown<Value> {
-    /// The closure, and where it may run.
-    @usableFromInline
-    enum Body {
-        case anywhere(@Sendable (Value) -> Void)
-        case onMainActor(@MainActor (Value) -> Void)
-        case async(@Sendable (Value) async -> Void)
-    }
-
-    let body: Body
-
-    @usableFromInline
-    init(_ body: Body) { self.body = body }
+enum Teardown<Value> {
+    case anywhere(@Sendable (Value) -> Void)
+    case onMainActor(@MainActor (Value) -> Void)
+    case async(@Sendable (Value) async -> Void)
 }
 
 /// A kept singleton's teardown, bound to the box of its instance: what
@@ -172,7 +162,7 @@ final class PendingTeardown: @unchecked Sendable {
     @usableFromInline
     init<Value>(_ teardown: Teardown<Value>, of box: Box<Value>, name: StaticString) {
         self.name = name
-        switch teardown.body {
+        switch teardown {
         case .anywhere(let body): run = .anywhere { body(box.value) }
         case .onMainActor(let body): run = .onMainActor { body(box.value) }
         case .async(let body): run = .async { await body(box.value) }
