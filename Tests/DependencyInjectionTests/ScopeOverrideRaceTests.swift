@@ -353,9 +353,10 @@ enum SORClockChanger: String, CaseIterable, Sendable, CustomTestStringConvertibl
 
 @Suite struct ScopeTransitiveOverrideTests {
     /// The app builds `sorTimed` first; the request builds something of its own from it;
-    /// then the clock is overridden. The request's `sorTimed` is then built from the
-    /// changed clock (its own, or the app's new one), but the request keeps what it built
-    /// from the app's old `sorTimed`.
+    /// then the clock is overridden, in the session, the request, the app or the app's
+    /// parent. The request's `sorTimed` is then built from the changed clock (its own, or
+    /// the app's new one), and so is what the request builds from it again: the change
+    /// drops what the request built from the app's old `sorTimed`.
     @Test(arguments: SORTimedUser.allCases, SORClockChanger.allCases)
     func anOverrideOfWhatACachedAppSingletonWasBuiltFromReachesWhatARequestBuiltFromIt(
         user: SORTimedUser, changer: SORClockChanger
@@ -370,9 +371,7 @@ enum SORClockChanger: String, CaseIterable, Sendable, CustomTestStringConvertibl
         changer.override(root: app.parent!, app: app, session: session, request: request)
         let timed = request.sorTimed()
         #expect(timed.inner?.source == "changed clock")
-        withKnownIssue("a scope does not learn what an app-wide instance it used was built from") {
-            #expect(user.resolve(in: request).inner === timed)
-        }
+        #expect(user.resolve(in: request).inner === timed)
     }
 
     /// The same, when the app builds `sorTimed` for the request, through it: the request
@@ -394,10 +393,11 @@ enum SORClockChanger: String, CaseIterable, Sendable, CustomTestStringConvertibl
 
     /// The request's handler hands `sorGatedTimed` over; the app builds it for the request
     /// and is held at the gate before it resolves the clock; the session (or the request)
-    /// overrides the clock meanwhile. The request overrode nothing when it handed over, so
-    /// it shares the app's instance without looking again, and the override came before
-    /// the request noted the clock: the request keeps a handler built from the app's clock
-    /// while its own `sorGatedTimed` is built from the changed one.
+    /// overrides the clock meanwhile. The request overrode nothing when it handed over, and
+    /// the app's instance did not use the clock yet when the change looked: the request
+    /// must look again at what it overrides when the app hands the instance back, and
+    /// build its own from the changed clock, so that it keeps no handler built from the
+    /// app's clock.
     @Test(arguments: [SORClockChanger.session, .request])
     func aChangeInstalledWhileTheAppBuildsForARequestReachesWhatTheRequestBuildsFromIt(
         changer: SORClockChanger
@@ -421,8 +421,6 @@ enum SORClockChanger: String, CaseIterable, Sendable, CustomTestStringConvertibl
                 kept.inner?.inner?.source == "changed clock", "kept a handler built from \(kept.inner?.inner?.source ?? "nothing")")
         }
         #expect(finished)
-        withKnownIssue("an override installed while the app builds for a scope does not reach what the scope builds") {
-            #expect(findings.problems == [])
-        }
+        #expect(findings.problems == [])
     }
 }

@@ -68,10 +68,13 @@ struct ContainerState {
     /// survives the app container's resets; it is forgotten when the overrides of the scope
     /// or of a scope enclosing it change (``forgetLearnedOwn(released:)``).
     var learnedOwn: Set<RegistrationKey> = .init()
-    /// How many times ``learnedOwn`` was forgotten. A scope learns from the overrides it
-    /// read some time before it records what it learned; when this count changed
-    /// meanwhile, those overrides may be gone, and it records nothing
-    /// (`DependencyContainer.noteServedUse(of:from:_:)`).
+    /// How many times ``learnedOwn`` was forgotten: in a scope, how many times its
+    /// overrides, or those of a scope enclosing it, changed. A scope learns from the
+    /// overrides it read some time before it records what it learned; when this count
+    /// changed meanwhile, those overrides may be gone, and it records nothing
+    /// (`DependencyContainer.noteServedUse(of:from:_:)`). A scope that handed a
+    /// registration over to its app container looks again at what it overrides when this
+    /// count changed meanwhile (`DependencyContainer.afterHandover(_:_:asked:)`).
     var learnedOwnForgotten = 0
     /// Receives resolutions while tracing; checked on every cached resolution.
     @usableFromInline var tracer: ResolutionTracer?
@@ -183,25 +186,36 @@ struct ContainerState {
         }
     }
 
-    /// Drops `keys` and, transitively, every cached instance built while they were
-    /// resolved; the key of a whole provider family drops each of its arguments. With
-    /// `keepingOwnOverrides`, a key this container overrides itself is left alone: its
-    /// instances come from its own override, which a parent's change does not touch.
+    /// What a parent's change does here, in the container of a child: drops what was built
+    /// from the changed `keys`, except those this container overrides itself, whose
+    /// instances here come from its own override; in a scope, also what was built from
+    /// the app-wide instances in `appInstances`, except those it builds itself.
     ///
-    /// - Returns: The keys whose change reaches this container's children.
-    mutating func invalidate(_ keys: [RegistrationKey], keepingOwnOverrides: Bool, released: inout Released) -> [RegistrationKey] {
-        let reaching = keepingOwnOverrides ? keys.filter { !overridesItself($0) } : keys
-        if reaching.count == 1 {
-            invalidate(reaching[0], keepingOwnOverrides: keepingOwnOverrides, released: &released)
-        } else if !hasNothingToDrop {
+    /// - Returns: The keys and app-wide instances that reach this container's children,
+    ///   the keys of the instances it dropped that its scopes shared (when it is not a
+    ///   scope itself), and its children.
+    mutating func invalidate(
+        _ keys: [RegistrationKey], appInstances: [RegistrationKey], isScope: Bool, released: inout Released
+    ) -> (reaching: [RegistrationKey], appInstances: [RegistrationKey], shared: [RegistrationKey], children: [Child]) {
+        let children = liveChildren
+        let reaching = keys.filter { !overridesItself($0) }
+        let appReaching = appInstances.filter { !overridesItself($0) }
+        let used = appReaching.filter { !keepsInstance(of: $0) && building.construction(of: $0) == nil }
+        let shared = !isScope && !reaching.isEmpty && children.contains(where: \.isScope) ? keysBuilt(fromAnyOf: reaching) : []
+        let dropping = used.isEmpty ? reaching : reaching + used
+        if dropping.count == 1 {
+            invalidate(dropping[0], keepingOwnOverrides: true, released: &released)
+        } else if !dropping.isEmpty && !hasNothingToDrop {
             drops &+= 1
-            dropTransitively(reaching, visited: [], keepingOwnOverrides: keepingOwnOverrides, released: &released)
+            dropTransitively(dropping, visited: [], keepingOwnOverrides: true, released: &released)
         }
-        return reaching
+        return (reaching, appReaching, shared, children)
     }
 
-    /// ``invalidate(_:keepingOwnOverrides:released:)`` of one key, the usual change, with
-    /// no list of keys to build or to walk.
+    /// Drops `key` and, transitively, every cached instance built while it was resolved;
+    /// the key of a whole provider family drops each of its arguments. With
+    /// `keepingOwnOverrides`, the arguments this container overrides itself are left alone.
+    /// The usual change, with no list of keys to build or to walk.
     mutating func invalidate(_ key: RegistrationKey, keepingOwnOverrides: Bool, released: inout Released) {
         guard !hasNothingToDrop else { return }
         drops &+= 1
@@ -217,7 +231,7 @@ struct ContainerState {
     }
 
     /// Whether this container has built nothing (a test's new world): nothing to drop.
-    private var hasNothingToDrop: Bool {
+    var hasNothingToDrop: Bool {
         singletons.isEmpty && building.isEmpty && sharedInstances.isEmpty && dependents.isEmpty
             && arguments.isEmpty && teardowns.isEmpty
     }
@@ -297,17 +311,7 @@ struct ContainerState {
     /// or by its record of uses: its construction of `key` used one of `installed`, or an
     /// instance built here from one of them, at any depth.
     private func builtOwn(_ key: RegistrationKey, fromAnyOf installed: [RegistrationKey]) -> Bool {
-        if learnedOwn.contains(key) { return true }
-        var pending = installed.map(\.registration)
-        var visited = Set<RegistrationKey>()
-        while let used = pending.popLast() {
-            guard visited.insert(used).inserted, let users = dependents[used] else { continue }
-            for user in users {
-                if user == key { return true }
-                pending.append(user.registration)
-            }
-        }
-        return false
+        learnedOwn.contains(key) || built(key, fromAnyOf: installed)
     }
 
     /// Marks dropped the constructions in flight here that resolved `key`, and those that
@@ -338,15 +342,47 @@ struct ContainerState {
     /// Whether the construction of `key` used any of `overridden`, directly or through
     /// other constructions, by the record of uses this container keeps.
     func built(_ key: RegistrationKey, fromAnyOf overridden: [RegistrationKey]) -> Bool {
-        guard !dependents.isEmpty else { return false }
-        var pending = overridden.map(\.registration)
+        var found = false
+        forEachConstruction(builtFromAnyOf: overridden) { user in
+            found = user == key
+            return !found
+        }
+        return found
+    }
+
+    /// The keys of every instance kept here, and every construction running here, built
+    /// from any of `keys`, directly or through other constructions, by the record of uses:
+    /// what a scope that shares this container's instances must no longer build from when
+    /// `keys` change for it.
+    ///
+    /// ```swift
+    /// // The app built `timed` from `clock`, and a request its handler from `timed`:
+    /// let stale = appState.keysBuilt(fromAnyOf: [clock])   // [timed]
+    /// ```
+    func keysBuilt(fromAnyOf keys: [RegistrationKey]) -> [RegistrationKey] {
+        var found: [RegistrationKey] = []
+        forEachConstruction(builtFromAnyOf: keys) { user in
+            found.append(user)
+            return true
+        }
+        return found
+    }
+
+    /// Calls `body` with the key of each construction that used any of `keys`, directly
+    /// or through other constructions, by the record of uses, until `body` returns false.
+    private func forEachConstruction(
+        builtFromAnyOf keys: [RegistrationKey], _ body: (RegistrationKey) -> Bool
+    ) {
+        guard !dependents.isEmpty else { return }
+        var pending = keys.map(\.registration)
         var visited = Set<RegistrationKey>()
         while let used = pending.popLast() {
             guard visited.insert(used).inserted, let users = dependents[used] else { continue }
-            if users.contains(key) { return true }
-            pending.append(contentsOf: users.map(\.registration))
+            for user in users {
+                guard body(user) else { return }
+                pending.append(user.registration)
+            }
         }
-        return false
     }
 
     /// The keys of ``overrides`` and ``decorations``, listed once until they change.

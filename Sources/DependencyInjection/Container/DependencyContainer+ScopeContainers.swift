@@ -77,7 +77,11 @@ extension DependencyContainer {
         /// anything then.
         let overrodeAnything: Bool
         /// The app container's ``ContainerState/drops`` then, when `overrodeAnything`.
-        let appDrops: Int
+        let appDrops: Int?
+        /// How many times this scope's overrides, or those of a scope enclosing it, had
+        /// changed then (``ContainerState/learnedOwnForgotten``): a change since makes
+        /// ``DependencyContainer/afterHandover(_:_:asked:)`` look again at what it overrides.
+        let overridesChanged: Int
     }
 
     /// How many times a scope asks its app container for one instance, when the app
@@ -120,7 +124,7 @@ extension DependencyContainer {
         if Frame.servedScope(from: innermost) == ObjectIdentifier(self) {
             noteServedUse(of: key, from: innermost, app)
             noteUseOfAppInstance(key)
-            return Handover(app: app, isServed: true, overrodeAnything: false, appDrops: 0)
+            return Handover(app: app, isServed: true, overrodeAnything: false, appDrops: nil, overridesChanged: 0)
         }
         guard scope == .singleton || scope == .shared else { return nil }
         // The use is noted here, on every handover, and before the overrides are read: an
@@ -128,10 +132,12 @@ extension DependencyContainer {
         // construction among those to drop, and the scope would keep what it built from the
         // app's instance as its own.
         noteUseOfAppInstance(key)
-        let installed = overridesOfScope(upTo: app)
-        if installed.isEmpty { return Handover(app: app, isServed: false, overrodeAnything: false, appDrops: 0) }
+        let (installed, changed) = overridesOfScopeAndChanges(upTo: app)
+        if installed.isEmpty {
+            return Handover(app: app, isServed: false, overrodeAnything: false, appDrops: nil, overridesChanged: changed)
+        }
         return appDrops(ifSharing: key, app, installed).map {
-            Handover(app: app, isServed: false, overrodeAnything: true, appDrops: $0)
+            Handover(app: app, isServed: false, overrodeAnything: true, appDrops: $0, overridesChanged: changed)
         }
     }
 
@@ -216,7 +222,15 @@ extension DependencyContainer {
     /// decides.
     @usableFromInline
     func afterHandover(_ key: RegistrationKey, _ handover: Handover, asked: Int) -> AfterHandover {
-        guard !handover.isServed, handover.overrodeAnything else { return .sharesAppInstance }
+        guard !handover.isServed else { return .sharesAppInstance }
+        // A scope that overrode nothing when it handed over shares, unless its overrides
+        // (or an enclosing scope's) changed since: the app container may have built the
+        // instance, from its own values, for a scope that now overrides one of them.
+        if !handover.overrodeAnything,
+            state.withLock({ $0.learnedOwnForgotten }) == handover.overridesChanged
+        {
+            return .sharesAppInstance
+        }
         // What the scope overrides now: an override removed while the app container built
         // must not make the scope build its own from the app's values.
         let installed = overridesOfScope(upTo: handover.app)
@@ -225,7 +239,7 @@ extension DependencyContainer {
         return handover.app.state.withLock { state in
             // The record of uses is whole while the instance is kept, or when nothing was
             // dropped since the handover (a shared value type is never kept).
-            if state.keepsInstance(of: key) || state.drops == handover.appDrops {
+            if state.keepsInstance(of: key) || handover.appDrops == state.drops {
                 return state.built(key, fromAnyOf: installed) ? .buildsOwn : .sharesAppInstance
             }
             return asked < Self.handoversPerResolution ? .asksAgain : .sharesAppInstance
@@ -283,7 +297,16 @@ extension DependencyContainer {
     /// Keys overridden or decorated in this scope and in the scopes between it and `app`:
     /// for a scope of the app container, its own list, kept until its overrides change.
     private func overridesOfScope(upTo app: DependencyContainer) -> [RegistrationKey] {
-        var keys = state.withLock { $0.listedOverriddenKeys() }
+        overridesOfScopeAndChanges(upTo: app).keys
+    }
+
+    /// ``overridesOfScope(upTo:)``, with this scope's count of changes
+    /// (``ContainerState/learnedOwnForgotten``) read under the same lock. The count is
+    /// read first: a change in an enclosing scope installs its override before it counts
+    /// the change here, so keys read without the override come with a count the change
+    /// has yet to raise.
+    private func overridesOfScopeAndChanges(upTo app: DependencyContainer) -> (keys: [RegistrationKey], changes: Int) {
+        var (keys, changes) = state.withLock { ($0.listedOverriddenKeys(), $0.learnedOwnForgotten) }
         var container = parent
         while let scope = container, scope !== app {
             let outer = scope.state.withLock { $0.listedOverriddenKeys() }
@@ -295,6 +318,6 @@ extension DependencyContainer {
             }
             container = scope.parent
         }
-        return keys
+        return (keys, changes)
     }
 }

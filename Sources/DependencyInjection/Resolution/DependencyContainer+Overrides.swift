@@ -98,7 +98,9 @@ extension DependencyContainer {
             return (Array(Set(state.overrides.keys).union(state.decorations.keys)), instances, children)
         })
         for child in children {
-            Self.invalidate(child.isScope ? dropped + instances : dropped, in: child.state, forgettingLearned: isScope)
+            Self.invalidate(
+                dropped, appInstances: child.isScope ? instances : [], in: child.state, isScope: child.isScope,
+                forgettingLearned: isScope)
         }
     }
 
@@ -157,20 +159,43 @@ extension DependencyContainer {
 
     /// Changes how this container builds `key` with `body`, under the lock, then drops what
     /// was built from it here and in every descendant that does not override it itself.
+    ///
+    /// A scope shares its app container's instances, so what it built from an app-wide
+    /// instance is built from what that instance was built from. A change reaching a scope
+    /// therefore also drops what the scope built from the app-wide instances built from
+    /// `key`: the app's handler of a request, built from the app's `timed`, built from the
+    /// app's `clock`, goes when the session overrides `clock`.
     func change(
         _ key: RegistrationKey, named name: StaticString, at keyPath: AnyKeyPath,
         _ body: (inout ContainerState, inout Released) -> Void
     ) {
         RegistrationIdentity.note(keyPath, leadsTo: key, name: name, in: self)
-        let children = state.withLock(releasingAfter: { state, released in
+        let isScope = self.isScope
+        let (children, sharedDrops, mayHaveUsedAppInstances) = state.withLock(releasingAfter: { state, released in
             state.forgetWhatOverridesDecided(released: &released)
             body(&state, &released)
+            let children = state.liveChildren
+            // Read before the drop, which forgets the record: the scopes of this container
+            // share what it drops.
+            let shared = !isScope && children.contains(where: \.isScope) ? state.keysBuilt(fromAnyOf: [key]) : []
+            let mayHaveUsed = isScope && !(state.hasNothingToDrop && children.isEmpty)
             state.invalidate(key, keepingOwnOverrides: false, released: &released)
-            return state.liveChildren
+            return (children, shared, mayHaveUsed)
         })
-        guard !children.isEmpty else { return }
         let keys = [key]
-        for child in children { Self.invalidate(keys, in: child.state, forgettingLearned: isScope) }
+        for child in children {
+            Self.invalidate(
+                keys, appInstances: child.isScope ? sharedDrops : [], in: child.state, isScope: child.isScope,
+                forgettingLearned: isScope)
+        }
+        // After every scope inside this one has seen the change: a scope that handed an
+        // app-wide registration over before then looks again at what it overrides
+        // (``afterHandover(_:_:asked:)``); one that did so earlier finds its instance
+        // in the app container's record now.
+        if mayHaveUsedAppInstances, let app = appContainerOfScope {
+            let appWide = app.state.withLock { $0.keysBuilt(fromAnyOf: keys) }
+            if !appWide.isEmpty { Self.invalidate([], appInstances: appWide, in: state, isScope: true) }
+        }
     }
 
     /// Drops what was built from a parent's changed `keys` in the container of `state` and
@@ -178,20 +203,30 @@ extension DependencyContainer {
     /// A loop, not a recursion: a chain of thousands of nested children must not overflow
     /// the stack.
     ///
+    /// `appInstances` are app-wide instances that the app container dropped, or that were
+    /// built from what changed: a scope drops what it built from them, but not its own
+    /// instances of the same registrations, which its own record of uses answers for. A
+    /// container that is not a scope (`isScope` false) hands its scopes the keys of the
+    /// instances it drops in the same way: they shared them.
+    ///
     /// With `forgettingLearned` (a change in a scope), the scopes inside it also forget the
     /// app-wide registrations they learned to build themselves, which may have been learned
     /// from the changed overrides.
-    static func invalidate(_ keys: [RegistrationKey], in state: _Locked<ContainerState>, forgettingLearned: Bool = false) {
-        var pending = [(keys: keys, state: state)]
+    static func invalidate(
+        _ keys: [RegistrationKey], appInstances: [RegistrationKey] = [], in state: _Locked<ContainerState>, isScope: Bool,
+        forgettingLearned: Bool = false
+    ) {
+        var pending = [(keys: keys, appInstances: appInstances, state: state, isScope: isScope)]
         while let next = pending.popLast() {
-            let (reaching, children) = next.state.withLock(releasingAfter: { state, released in
+            let (reaching, appInstances, shared, children) = next.state.withLock(releasingAfter: { state, released in
                 if forgettingLearned { state.forgetLearnedOwn(released: &released) }
-                let reaching = next.keys.isEmpty
-                    ? [] : state.invalidate(next.keys, keepingOwnOverrides: true, released: &released)
-                return (reaching, state.liveChildren)
+                return state.invalidate(next.keys, appInstances: next.appInstances, isScope: next.isScope, released: &released)
             })
-            guard forgettingLearned || !reaching.isEmpty else { continue }
-            pending += children.map { (keys: reaching, state: $0.state) }
+            guard forgettingLearned || !reaching.isEmpty || !appInstances.isEmpty else { continue }
+            pending += children.map { child in
+                (keys: reaching, appInstances: child.isScope ? appInstances + shared : [], state: child.state,
+                 isScope: child.isScope)
+            }
         }
     }
 
