@@ -65,23 +65,28 @@ extension DependencyContainer {
     public var isScope: Bool { appContainerOfScope != nil }
 
     /// What a scope found when it handed an app-wide registration to its app container,
-    /// kept for ``afterHandover(_:_:asked:)``, which looks again at what the scope overrides only
-    /// when it overrode something then.
+    /// kept for ``afterHandover(_:_:asked:)``, which looks again at what the scope overrides
+    /// only when it overrode something then, or its overrides changed since.
+    ///
+    /// Three words, returned in registers: every resolution of an app-wide registration
+    /// in a scope makes one.
     @usableFromInline
     struct Handover {
         /// The app container, which resolves the registration.
         @usableFromInline let app: DependencyContainer
-        /// Whether the resolution runs inside an app-wide construction the scope handed over.
-        let isServed: Bool
-        /// Whether the scope, or a scope between it and `app`, overrode or decorated
-        /// anything then.
-        let overrodeAnything: Bool
-        /// The app container's ``ContainerState/drops`` then, when `overrodeAnything`.
-        let appDrops: Int?
-        /// How many times this scope's overrides, or those of a scope enclosing it, had
-        /// changed then (``ContainerState/learnedOwnForgotten``): a change since makes
-        /// ``DependencyContainer/afterHandover(_:_:asked:)`` look again at what it overrides.
-        let overridesChanged: Int
+        let found: Found
+
+        enum Found {
+            /// The resolution runs inside an app-wide construction the scope handed over.
+            case served
+            /// Neither the scope nor a scope between it and `app` overrode or decorated
+            /// anything, when the scope's count of changes
+            /// (``ContainerState/learnedOwnForgotten``) was `changes`.
+            case nothingOverridden(changes: Int)
+            /// The scope, or a scope between it and `app`, overrode or decorated something;
+            /// the app container's ``ContainerState/drops`` were `appDrops`.
+            case overrides(appDrops: Int)
+        }
     }
 
     /// How many times a scope asks its app container for one instance, when the app
@@ -124,7 +129,7 @@ extension DependencyContainer {
         if Frame.servedScope(from: innermost) == ObjectIdentifier(self) {
             noteServedUse(of: key, from: innermost, app)
             noteUseOfAppInstance(key)
-            return Handover(app: app, isServed: true, overrodeAnything: false, appDrops: nil, overridesChanged: 0)
+            return Handover(app: app, found: .served)
         }
         guard scope == .singleton || scope == .shared else { return nil }
         // The use is noted here, on every handover, and before the overrides are read: an
@@ -132,13 +137,9 @@ extension DependencyContainer {
         // construction among those to drop, and the scope would keep what it built from the
         // app's instance as its own.
         noteUseOfAppInstance(key)
-        let (installed, changed) = overridesOfScopeAndChanges(upTo: app)
-        if installed.isEmpty {
-            return Handover(app: app, isServed: false, overrodeAnything: false, appDrops: nil, overridesChanged: changed)
-        }
-        return appDrops(ifSharing: key, app, installed).map {
-            Handover(app: app, isServed: false, overrodeAnything: true, appDrops: $0, overridesChanged: changed)
-        }
+        let (installed, changes) = overridesOfScopeAndChanges(upTo: app)
+        if installed.isEmpty { return Handover(app: app, found: .nothingOverridden(changes: changes)) }
+        return appDrops(ifSharing: key, app, installed).map { Handover(app: app, found: .overrides(appDrops: $0)) }
     }
 
     /// Whether this scope keeps its own instance of `key` rather than its app container's:
@@ -222,14 +223,18 @@ extension DependencyContainer {
     /// decides.
     @usableFromInline
     func afterHandover(_ key: RegistrationKey, _ handover: Handover, asked: Int) -> AfterHandover {
-        guard !handover.isServed else { return .sharesAppInstance }
-        // A scope that overrode nothing when it handed over shares, unless its overrides
-        // (or an enclosing scope's) changed since: the app container may have built the
-        // instance, from its own values, for a scope that now overrides one of them.
-        if !handover.overrodeAnything,
-            state.withLock({ $0.learnedOwnForgotten }) == handover.overridesChanged
-        {
+        let appDrops: Int?
+        switch handover.found {
+        case .served:
             return .sharesAppInstance
+        case .nothingOverridden(let changes):
+            // It shares, unless its overrides (or an enclosing scope's) changed since: the
+            // app container may have built the instance, from its own values, for a scope
+            // that now overrides one of them.
+            if state.withLock({ $0.learnedOwnForgotten }) == changes { return .sharesAppInstance }
+            appDrops = nil
+        case .overrides(let drops):
+            appDrops = drops
         }
         // What the scope overrides now: an override removed while the app container built
         // must not make the scope build its own from the app's values.
@@ -239,7 +244,7 @@ extension DependencyContainer {
         return handover.app.state.withLock { state in
             // The record of uses is whole while the instance is kept, or when nothing was
             // dropped since the handover (a shared value type is never kept).
-            if state.keepsInstance(of: key) || handover.appDrops == state.drops {
+            if state.keepsInstance(of: key) || appDrops == state.drops {
                 return state.built(key, fromAnyOf: installed) ? .buildsOwn : .sharesAppInstance
             }
             return asked < Self.handoversPerResolution ? .asksAgain : .sharesAppInstance

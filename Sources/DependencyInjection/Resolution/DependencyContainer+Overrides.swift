@@ -171,28 +171,59 @@ extension DependencyContainer {
     ) {
         RegistrationIdentity.note(keyPath, leadsTo: key, name: name, in: self)
         let isScope = self.isScope
-        let (children, sharedDrops, mayHaveUsedAppInstances) = state.withLock(releasingAfter: { state, released in
+        let spread: Spread? = state.withLock(releasingAfter: { state, released in
             state.forgetWhatOverridesDecided(released: &released)
             body(&state, &released)
             let children = state.liveChildren
-            // Read before the drop, which forgets the record: the scopes of this container
-            // share what it drops.
-            let shared = !isScope && children.contains(where: \.isScope) ? state.keysBuilt(fromAnyOf: [key]) : []
-            let mayHaveUsed = isScope && !(state.hasNothingToDrop && children.isEmpty)
+            // Read before the drop, which forgets the record: the scopes among the children
+            // share what this container drops.
+            let spread: Spread? =
+                if isScope {
+                    children.isEmpty && state.hasNothingToDrop
+                        ? nil : Spread(children: children, appInstances: [], reachingOwnUses: true)
+                } else if children.isEmpty {
+                    nil
+                } else {
+                    Spread(
+                        children: children, appInstances: state.keysSharedWithScopes(in: children, builtFrom: [key]),
+                        reachingOwnUses: false)
+                }
             state.invalidate(key, keepingOwnOverrides: false, released: &released)
-            return (children, shared, mayHaveUsed)
+            return spread
         })
+        if let spread { self.spread(change: key, spread) }
+    }
+
+    /// Where a change goes after the container's own lock: its `children`, with the keys of
+    /// the instances it dropped that its scopes shared (`appInstances`), and, in a scope
+    /// that built something (`reachingOwnUses`), its own uses of app-wide instances.
+    /// `nil` for the usual change, in a container with no children.
+    private struct Spread {
+        let children: [ContainerState.Child]
+        let appInstances: [RegistrationKey]
+        let reachingOwnUses: Bool
+    }
+
+    /// Drops, in the children of a change's ``Spread`` and their descendants, what was
+    /// built from the changed `key`, and in the scopes among them what was built from the
+    /// instances this container dropped. In a scope that built something, then drops what
+    /// it and its descendants built from the app-wide instances built from `key`.
+    ///
+    /// Apart from ``change(_:named:at:_:)``, which every override takes: most containers
+    /// have no children.
+    @inline(never)
+    private func spread(change key: RegistrationKey, _ spread: Spread) {
         let keys = [key]
-        for child in children {
+        for child in spread.children {
             Self.invalidate(
-                keys, appInstances: child.isScope ? sharedDrops : [], in: child.state, isScope: child.isScope,
+                keys, appInstances: child.isScope ? spread.appInstances : [], in: child.state, isScope: child.isScope,
                 forgettingLearned: isScope)
         }
         // After every scope inside this one has seen the change: a scope that handed an
         // app-wide registration over before then looks again at what it overrides
         // (``afterHandover(_:_:asked:)``); one that did so earlier finds its instance
         // in the app container's record now.
-        if mayHaveUsedAppInstances, let app = appContainerOfScope {
+        if spread.reachingOwnUses, let app = appContainerOfScope {
             let appWide = app.state.withLock { $0.keysBuilt(fromAnyOf: keys) }
             if !appWide.isEmpty { Self.invalidate([], appInstances: appWide, in: state, isScope: true) }
         }
