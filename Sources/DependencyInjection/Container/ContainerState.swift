@@ -189,27 +189,54 @@ struct ContainerState {
     /// What a parent's change does here, in the container of a child: drops what was built
     /// from the changed `keys`, except those this container overrides itself, whose
     /// instances here come from its own override; in a scope, also what was built from
-    /// the app-wide instances in `appInstances`, except those it builds itself.
+    /// the app-wide instances `stale` names (``dropUsers(of:)``).
     ///
-    /// - Returns: The keys and app-wide instances that reach this container's children,
-    ///   the keys of the instances it dropped that its scopes shared (when it is not a
-    ///   scope itself), and its children.
+    /// A container that built nothing and has no children returns at once: an app change
+    /// hands every idle request of a server the app's stale keys, maybe thousands.
+    ///
+    /// - Returns: The keys and stale app-wide instances that reach this container's
+    ///   children; when it is not a scope itself, the keys of the instances it dropped that
+    ///   its scopes shared (``keysSharedWithScopes(in:builtFrom:)``); and its children.
     mutating func invalidate(
-        _ keys: [RegistrationKey], appInstances: [RegistrationKey], isScope: Bool, released: inout Released
-    ) -> (reaching: [RegistrationKey], appInstances: [RegistrationKey], shared: [RegistrationKey], children: [Child]) {
+        _ keys: [RegistrationKey], stale: StaleAppInstances, isScope: Bool, released: inout Released
+    ) -> (reaching: [RegistrationKey], stale: StaleAppInstances, shared: [RegistrationKey], children: [Child]) {
         let children = liveChildren
+        if children.isEmpty && hasNothingToDrop { return ([], .none, [], []) }
         let reaching = keys.filter { !overridesItself($0) }
-        let appReaching = appInstances.filter { !overridesItself($0) }
-        let used = appReaching.filter { !keepsInstance(of: $0) && building.construction(of: $0) == nil }
-        let shared = isScope || reaching.isEmpty ? [] : keysSharedWithScopes(in: children, builtFrom: reaching)
-        let dropping = used.isEmpty ? reaching : reaching + used
-        if dropping.count == 1 {
-            invalidate(dropping[0], keepingOwnOverrides: true, released: &released)
-        } else if !dropping.isEmpty && !hasNothingToDrop {
-            drops &+= 1
-            dropTransitively(dropping, visited: [], keepingOwnOverrides: true, released: &released)
+        var stale = stale
+        if stale.origin == .appChange && !keys.isEmpty && reaching.isEmpty {
+            stale.keys = []  // built here, and below, from this container's own overrides
+        } else if !stale.keys.isEmpty {
+            stale.keys = stale.keys.filter { !overridesItself($0) }
         }
-        return (reaching, appReaching, shared, children)
+        let shared = isScope || reaching.isEmpty ? [] : keysSharedWithScopes(in: children, builtFrom: reaching)
+        if reaching.count == 1 {
+            invalidate(reaching[0], keepingOwnOverrides: true, released: &released)
+        } else if !reaching.isEmpty && !hasNothingToDrop {
+            drops &+= 1
+            dropTransitively(reaching, visited: [], keepingOwnOverrides: true, released: &released)
+        }
+        if !stale.keys.isEmpty { dropUsers(of: stale, released: &released) }
+        return (reaching, stale, shared, children)
+    }
+
+    /// In a scope, drops what it built from the stale app-wide instances: the users of
+    /// each key by the record of uses, and transitively theirs, but not the scope's own
+    /// instance of the key, nor its construction in flight, which come from the scope's
+    /// values. Unless the change was a scope's own, the users of a key the scope keeps or
+    /// builds itself stay: they were built from the scope's copy.
+    private mutating func dropUsers(of stale: StaleAppInstances, released: inout Released) {
+        guard !dependents.isEmpty else { return }
+        var users: [RegistrationKey] = []
+        for key in stale.keys {
+            if stale.origin != .scopeChange && (keepsInstance(of: key) || building.construction(of: key) != nil) {
+                continue
+            }
+            if let found = dependents[key.registration] { users.append(contentsOf: found) }
+        }
+        guard !users.isEmpty else { return }
+        drops &+= 1
+        dropTransitively(users, visited: [], keepingOwnOverrides: true, released: &released)
     }
 
     /// Drops `key` and, transitively, every cached instance built while it was resolved;
@@ -365,7 +392,19 @@ struct ContainerState {
             found.append(contentsOf: users)
             return true
         }
-        return found
+        // A key used two ways appears once: every scope looks at each under its lock.
+        return found.count > 1 ? Array(Set(found)) : found
+    }
+
+    /// The keys of every instance kept here, every construction running here, and every
+    /// construction the record of uses names, such as a shared instance that died and was
+    /// swept: what a reset takes from the scopes that share this container's instances.
+    var keysOfEverythingBuilt: [RegistrationKey] {
+        var keys = Set(singletons.cachedKeys)
+        keys.formUnion(sharedInstances.keys)
+        keys.formUnion(building.keys)
+        for users in dependents.values { keys.formUnion(users) }
+        return Array(keys)
     }
 
     /// In a container that is not a scope, the keys of what it built from `keys`

@@ -92,14 +92,15 @@ extension DependencyContainer {
             let children = state.liveChildren
             // A scope shares this container's instances, so what it built from them goes
             // too, and what it builds from those being built; an isolated child built its
-            // own, which stay.
-            let instances = children.contains(where: \.isScope)
-                ? state.singletons.cachedKeys + state.sharedInstances.keys + state.building.keys : []
+            // own, which stay. The record names the shared instances that died since, and
+            // were swept: a scope may have built from them too.
+            let instances = children.contains(where: \.isScope) ? state.keysOfEverythingBuilt : []
             return (Array(Set(state.overrides.keys).union(state.decorations.keys)), instances, children)
         })
+        let stale = StaleAppInstances(keys: instances, origin: .appReset)
         for child in children {
             Self.invalidate(
-                dropped, appInstances: child.isScope ? instances : [], in: child.state, isScope: child.isScope,
+                dropped, stale: child.isScope ? stale : .none, in: child.state, isScope: child.isScope,
                 forgettingLearned: isScope)
         }
     }
@@ -163,8 +164,9 @@ extension DependencyContainer {
     /// A scope shares its app container's instances, so what it built from an app-wide
     /// instance is built from what that instance was built from. A change reaching a scope
     /// therefore also drops what the scope built from the app-wide instances built from
-    /// `key`: the app's handler of a request, built from the app's `timed`, built from the
-    /// app's `clock`, goes when the session overrides `clock`.
+    /// `key`: a request's handler, built from the app's `timed`, built from the app's
+    /// `clock`, goes when the app or the session overrides `clock`
+    /// (``StaleAppInstances``).
     func change(
         _ key: RegistrationKey, named name: StaticString, at keyPath: AnyKeyPath,
         _ body: (inout ContainerState, inout Released) -> Void
@@ -196,8 +198,8 @@ extension DependencyContainer {
 
     /// Where a change goes after the container's own lock: its `children`, with the keys of
     /// the instances it dropped that its scopes shared (`appInstances`), and, in a scope
-    /// that built something (`reachingOwnUses`), its own uses of app-wide instances.
-    /// `nil` for the usual change, in a container with no children.
+    /// that built something or has children (`reachingOwnUses`), its own uses of app-wide
+    /// instances. `nil` for the usual change, in a container with no children.
     private struct Spread {
         let children: [ContainerState.Child]
         let appInstances: [RegistrationKey]
@@ -206,26 +208,32 @@ extension DependencyContainer {
 
     /// Drops, in the children of a change's ``Spread`` and their descendants, what was
     /// built from the changed `key`, and in the scopes among them what was built from the
-    /// instances this container dropped. In a scope that built something, then drops what
-    /// it and its descendants built from the app-wide instances built from `key`.
+    /// instances this container dropped. In a scope, then drops what it and its
+    /// descendants built from the app-wide instances built from `key`.
     ///
     /// Apart from ``change(_:named:at:_:)``, which every override takes: most containers
     /// have no children.
     @inline(never)
     private func spread(change key: RegistrationKey, _ spread: Spread) {
         let keys = [key]
+        let stale = StaleAppInstances(keys: spread.appInstances, origin: .appChange)
         for child in spread.children {
             Self.invalidate(
-                keys, appInstances: child.isScope ? spread.appInstances : [], in: child.state, isScope: child.isScope,
+                keys, stale: child.isScope ? stale : .none, in: child.state, isScope: child.isScope,
                 forgettingLearned: isScope)
         }
-        // After every scope inside this one has seen the change: a scope that handed an
-        // app-wide registration over before then looks again at what it overrides
-        // (``afterHandover(_:_:asked:)``); one that did so earlier finds its instance
-        // in the app container's record now.
+        // After every scope inside this one has seen the change, so that one that handed an
+        // app-wide registration over from then on looks again at what it overrides
+        // (``afterHandover(_:_:asked:)``), and one that did so before finds the instance it
+        // got in the app container's record now. Meanwhile a scope may have built its own
+        // copy of such an instance (on another thread, or in the `deinit` of something the
+        // first step dropped), after what it built from the app's copy: so the users of
+        // the key go even then (``StaleAppInstances/Origin/scopeChange``).
         if spread.reachingOwnUses, let app = appContainerOfScope {
             let appWide = app.state.withLock { $0.keysBuilt(fromAnyOf: keys) }
-            if !appWide.isEmpty { Self.invalidate([], appInstances: appWide, in: state, isScope: true) }
+            if !appWide.isEmpty {
+                Self.invalidate([], stale: StaleAppInstances(keys: appWide, origin: .scopeChange), in: state, isScope: true)
+            }
         }
     }
 
@@ -234,29 +242,29 @@ extension DependencyContainer {
     /// A loop, not a recursion: a chain of thousands of nested children must not overflow
     /// the stack.
     ///
-    /// `appInstances` are app-wide instances that the app container dropped, or that were
-    /// built from what changed: a scope drops what it built from them, but not its own
-    /// instances of the same registrations, which its own record of uses answers for. A
-    /// container that is not a scope (`isScope` false) hands its scopes the keys of the
+    /// `stale` names app-wide instances that the app container dropped, or that were built
+    /// from what changed: a scope drops what it built from them (``StaleAppInstances``).
+    /// A container that is not a scope (`isScope` false) hands its scopes the keys of the
     /// instances it drops in the same way: they shared them.
     ///
     /// With `forgettingLearned` (a change in a scope), the scopes inside it also forget the
     /// app-wide registrations they learned to build themselves, which may have been learned
     /// from the changed overrides.
     static func invalidate(
-        _ keys: [RegistrationKey], appInstances: [RegistrationKey] = [], in state: _Locked<ContainerState>, isScope: Bool,
+        _ keys: [RegistrationKey], stale: StaleAppInstances = .none, in state: _Locked<ContainerState>, isScope: Bool,
         forgettingLearned: Bool = false
     ) {
-        var pending = [(keys: keys, appInstances: appInstances, state: state, isScope: isScope)]
+        var pending = [(keys: keys, stale: stale, state: state, isScope: isScope)]
         while let next = pending.popLast() {
-            let (reaching, appInstances, shared, children) = next.state.withLock(releasingAfter: { state, released in
+            let (reaching, stale, shared, children) = next.state.withLock(releasingAfter: { state, released in
                 if forgettingLearned { state.forgetLearnedOwn(released: &released) }
-                return state.invalidate(next.keys, appInstances: next.appInstances, isScope: next.isScope, released: &released)
+                return state.invalidate(next.keys, stale: next.stale, isScope: next.isScope, released: &released)
             })
-            guard forgettingLearned || !reaching.isEmpty || !appInstances.isEmpty else { continue }
+            guard forgettingLearned || !reaching.isEmpty || !stale.keys.isEmpty else { continue }
             pending += children.map { child in
-                (keys: reaching, appInstances: child.isScope ? appInstances + shared : [], state: child.state,
-                 isScope: child.isScope)
+                var passed = stale
+                passed.keys += shared
+                return (keys: reaching, stale: child.isScope ? passed : .none, state: child.state, isScope: child.isScope)
             }
         }
     }
