@@ -90,6 +90,19 @@ struct ContainerState {
     /// handed it, and this count changed meanwhile, asks again rather than building an
     /// app-wide instance itself (``DependencyContainer/afterHandover(_:_:asked:)``).
     var drops = 0
+    /// In a scope: how many changes of its own overrides have begun and not yet reached
+    /// everything they drop. Meanwhile an app change of a key the scope overrides may
+    /// have taken the app's record that the scope's change reads, so the scope takes the
+    /// app's stale instances (``StaleAppInstances``) rather than skip them.
+    var changesUnderWay = 0
+    /// In a container with scopes: the keys of the instances each change or reset here
+    /// dropped, with the keys it changed (none for a reset), while the change is still
+    /// reaching the scopes. A scope's own change of the same keys
+    /// reads them with the record of uses, which the drop forgot.
+    var staleUnderWay: [StaleHanding] = []
+    /// How many changes here have handed stale instances to the scopes: the number of the
+    /// last entry of ``staleUnderWay``.
+    var staleHandings = 0
 
     /// A child's key in ``children``: its address, hashed without `Hasher`, whose SipHash
     /// cost every child container about 300 instructions to register and remove.
@@ -99,6 +112,16 @@ struct ContainerState {
         func _rawHashValue(seed: Int) -> Int {
             _mixHash(UInt64(UInt(bitPattern: address)), seed: seed)
         }
+    }
+
+    /// A change's stale instances on their way to the scopes: see ``staleUnderWay``.
+    struct StaleHanding {
+        /// Which handing it is, of ``staleHandings``.
+        let number: Int
+        /// The keys the change changed; none for a reset.
+        let changed: [RegistrationKey]
+        /// The keys of the instances it dropped.
+        let keys: [RegistrationKey]
     }
 
     /// What a container keeps of a child.
@@ -204,11 +227,12 @@ struct ContainerState {
         if children.isEmpty && hasNothingToDrop { return ([], .none, [], []) }
         let reaching = keys.filter { !overridesItself($0) }
         var stale = stale
-        if stale.origin == .appChange && !keys.isEmpty && reaching.isEmpty {
+        if changesUnderWay > 0 {
+            stale.origin = .scopeChange
+        } else if !stale.changed.isEmpty && stale.changed.allSatisfy(overridesItself) {
             stale.keys = []  // built here, and below, from this container's own overrides
-        } else if !stale.keys.isEmpty {
-            stale.keys = stale.keys.filter { !overridesItself($0) }
         }
+        if !stale.keys.isEmpty { stale.keys = stale.keys.filter { !overridesItself($0) } }
         let shared = isScope || reaching.isEmpty ? [] : keysSharedWithScopes(in: children, builtFrom: reaching)
         if reaching.count == 1 {
             invalidate(reaching[0], keepingOwnOverrides: true, released: &released)
@@ -228,11 +252,16 @@ struct ContainerState {
     private mutating func dropUsers(of stale: StaleAppInstances, released: inout Released) {
         guard !dependents.isEmpty else { return }
         var users: [RegistrationKey] = []
+        // Uses are filed per registration: the thousands of arguments of one family are
+        // one list of users, taken once.
+        var taken = Set<RegistrationKey>()
         for key in stale.keys {
             if stale.origin != .scopeChange && (keepsInstance(of: key) || building.construction(of: key) != nil) {
                 continue
             }
-            if let found = dependents[key.registration] { users.append(contentsOf: found) }
+            if let found = dependents[key.registration], taken.insert(key.registration).inserted {
+                users.append(contentsOf: found)
+            }
         }
         guard !users.isEmpty else { return }
         drops &+= 1
@@ -394,6 +423,37 @@ struct ContainerState {
         }
         // A key used two ways appears once: every scope looks at each under its lock.
         return found.count > 1 ? Array(Set(found)) : found
+    }
+
+    /// Notes that a change of `changed` (none for a reset) is handing the scopes among the
+    /// children the stale instances of `keys`, until ``forgetStaleUnderWay(_:released:)``
+    /// with what this returns.
+    mutating func noteStaleUnderWay(_ keys: [RegistrationKey], changed: [RegistrationKey]) -> Int? {
+        guard !keys.isEmpty else { return nil }
+        staleHandings &+= 1
+        staleUnderWay.append(StaleHanding(number: staleHandings, changed: changed, keys: keys))
+        return staleHandings
+    }
+
+    /// Ends what ``noteStaleUnderWay(_:changed:)`` began, once the change reached every
+    /// scope.
+    mutating func forgetStaleUnderWay(_ handing: Int, released: inout Released) {
+        guard let index = staleUnderWay.firstIndex(where: { $0.number == handing }) else { return }
+        released.append(staleUnderWay.remove(at: index))
+    }
+
+    /// What a scope's change of `keys` must drop in the scope, read from its app
+    /// container: the instances built from them (``keysBuilt(fromAnyOf:)``), and those a
+    /// change of the same keys here, or a reset, is still handing to the scopes, whose
+    /// record it forgot.
+    func keysStaleForScopes(changing keys: [RegistrationKey]) -> [RegistrationKey] {
+        let built = keysBuilt(fromAnyOf: keys)
+        guard !staleUnderWay.isEmpty else { return built }
+        var stale = Set(built)
+        for handing in staleUnderWay where handing.changed.isEmpty || handing.changed.contains(where: keys.contains) {
+            stale.formUnion(handing.keys)
+        }
+        return Array(stale)
     }
 
     /// The keys of every instance kept here, every construction running here, and every

@@ -74,7 +74,7 @@ extension DependencyContainer {
     /// teardowns: ``shutdown(fileID:filePath:line:column:)`` runs those, and keeps the
     /// overrides.
     public func reset() {
-        let (dropped, instances, children) = state.withLock(releasingAfter: { state, released in
+        let (dropped, (instances, handing), children) = state.withLock(releasingAfter: { state, released in
             state.forgetWhatOverridesDecided(released: &released)
             released.append(state.overrides)
             released.append(state.decorations)
@@ -95,14 +95,16 @@ extension DependencyContainer {
             // own, which stay. The record names the shared instances that died since, and
             // were swept: a scope may have built from them too.
             let instances = children.contains(where: \.isScope) ? state.keysOfEverythingBuilt : []
-            return (Array(Set(state.overrides.keys).union(state.decorations.keys)), instances, children)
+            let handing = state.noteStaleUnderWay(instances, changed: [])
+            return (Array(Set(state.overrides.keys).union(state.decorations.keys)), (instances, handing), children)
         })
-        let stale = StaleAppInstances(keys: instances, origin: .appReset)
+        let stale = StaleAppInstances(keys: instances, origin: .appReset, changed: [])
         for child in children {
             Self.invalidate(
                 dropped, stale: child.isScope ? stale : .none, in: child.state, isScope: child.isScope,
                 forgettingLearned: isScope)
         }
+        if let handing { state.withLock(releasingAfter: { $0.forgetStaleUnderWay(handing, released: &$1) }) }
     }
 
     /// Drops the cached instance, the override and the decorations of one registration,
@@ -179,17 +181,22 @@ extension DependencyContainer {
             let children = state.liveChildren
             // Read before the drop, which forgets the record: the scopes among the children
             // share what this container drops.
-            let spread: Spread? =
-                if isScope {
-                    children.isEmpty && state.hasNothingToDrop
-                        ? nil : Spread(children: children, appInstances: [], reachingOwnUses: true)
-                } else if children.isEmpty {
-                    nil
+            let spread: Spread?
+            if isScope {
+                if children.isEmpty && state.hasNothingToDrop {
+                    spread = nil
                 } else {
-                    Spread(
-                        children: children, appInstances: state.keysSharedWithScopes(in: children, builtFrom: [key]),
-                        reachingOwnUses: false)
+                    state.changesUnderWay += 1
+                    spread = Spread(children: children, appInstances: [], handing: nil, reachingOwnUses: true)
                 }
+            } else if children.isEmpty {
+                spread = nil
+            } else {
+                let shared = state.keysSharedWithScopes(in: children, builtFrom: [key])
+                spread = Spread(
+                    children: children, appInstances: shared, handing: state.noteStaleUnderWay(shared, changed: [key]),
+                    reachingOwnUses: false)
+            }
             state.invalidate(key, keepingOwnOverrides: false, released: &released)
             return spread
         })
@@ -197,12 +204,14 @@ extension DependencyContainer {
     }
 
     /// Where a change goes after the container's own lock: its `children`, with the keys of
-    /// the instances it dropped that its scopes shared (`appInstances`), and, in a scope
-    /// that built something or has children (`reachingOwnUses`), its own uses of app-wide
+    /// the instances it dropped that its scopes shared (`appInstances`, noted as `handing`
+    /// in ``ContainerState/staleUnderWay`` until they reached them), and, in a scope that
+    /// built something or has children (`reachingOwnUses`), its own uses of app-wide
     /// instances. `nil` for the usual change, in a container with no children.
     private struct Spread {
         let children: [ContainerState.Child]
         let appInstances: [RegistrationKey]
+        let handing: Int?
         let reachingOwnUses: Bool
     }
 
@@ -216,11 +225,14 @@ extension DependencyContainer {
     @inline(never)
     private func spread(change key: RegistrationKey, _ spread: Spread) {
         let keys = [key]
-        let stale = StaleAppInstances(keys: spread.appInstances, origin: .appChange)
+        let stale = StaleAppInstances(keys: spread.appInstances, origin: .appChange, changed: keys)
         for child in spread.children {
             Self.invalidate(
                 keys, stale: child.isScope ? stale : .none, in: child.state, isScope: child.isScope,
                 forgettingLearned: isScope)
+        }
+        if let handing = spread.handing {
+            state.withLock(releasingAfter: { $0.forgetStaleUnderWay(handing, released: &$1) })
         }
         // After every scope inside this one has seen the change, so that one that handed an
         // app-wide registration over from then on looks again at what it overrides
@@ -230,10 +242,13 @@ extension DependencyContainer {
         // first step dropped), after what it built from the app's copy: so the users of
         // the key go even then (``StaleAppInstances/Origin/scopeChange``).
         if spread.reachingOwnUses, let app = appContainerOfScope {
-            let appWide = app.state.withLock { $0.keysBuilt(fromAnyOf: keys) }
+            let appWide = app.state.withLock { $0.keysStaleForScopes(changing: keys) }
             if !appWide.isEmpty {
-                Self.invalidate([], stale: StaleAppInstances(keys: appWide, origin: .scopeChange), in: state, isScope: true)
+                Self.invalidate(
+                    [], stale: StaleAppInstances(keys: appWide, origin: .scopeChange, changed: keys), in: state,
+                    isScope: true)
             }
+            state.withLock { $0.changesUnderWay -= 1 }
         }
     }
 
@@ -255,17 +270,27 @@ extension DependencyContainer {
         forgettingLearned: Bool = false
     ) {
         var pending = [(keys: keys, stale: stale, state: state, isScope: isScope)]
+        // The containers that are not scopes, with the keys they hand their scopes until
+        // the end (``ContainerState/noteStaleUnderWay(_:)``).
+        var handing: [(state: _Locked<ContainerState>, handing: Int)] = []
         while let next = pending.popLast() {
             let (reaching, stale, shared, children) = next.state.withLock(releasingAfter: { state, released in
                 if forgettingLearned { state.forgetLearnedOwn(released: &released) }
-                return state.invalidate(next.keys, stale: next.stale, isScope: next.isScope, released: &released)
+                let result = state.invalidate(next.keys, stale: next.stale, isScope: next.isScope, released: &released)
+                if let number = state.noteStaleUnderWay(result.shared, changed: result.reaching) {
+                    handing.append((next.state, number))
+                }
+                return result
             })
             guard forgettingLearned || !reaching.isEmpty || !stale.keys.isEmpty else { continue }
+            // A container that is not a scope gets no stale instances: it built its own.
+            let passed = shared.isEmpty ? stale : StaleAppInstances(keys: shared, origin: .appChange, changed: reaching)
             pending += children.map { child in
-                var passed = stale
-                passed.keys += shared
-                return (keys: reaching, stale: child.isScope ? passed : .none, state: child.state, isScope: child.isScope)
+                (keys: reaching, stale: child.isScope ? passed : .none, state: child.state, isScope: child.isScope)
             }
+        }
+        for (state, number) in handing {
+            state.withLock(releasingAfter: { $0.forgetStaleUnderWay(number, released: &$1) })
         }
     }
 
