@@ -5,46 +5,9 @@ import Testing
 // A change that reaches a scope must drop what the scope built from app-wide instances
 // built from the changed key (`StaleAppInstances`), and nothing the scope still wants.
 //
-// `ConstructionGate` comes from Support/Signals.swift, `onThread` from
+// `ConstructionGate` and `DeinitHook` come from Support/Signals.swift, `ChainPart` and
+// `ChainProbe` from Support/ScopeFixtures.swift, `onThread` from
 // InFlightBookkeepingAttackTests.swift, `concurrently` from Support/Concurrently.swift.
-
-/// What the registrations under test build: where it came from, and what it was built from.
-final class SCRPart: Sendable {
-    let source: String
-    let inner: SCRPart?
-    init(_ source: String, inner: SCRPart? = nil) { (self.source, self.inner) = (source, inner) }
-}
-
-/// An action run once, by the `deinit` of an ``SCRProbe``.
-final class SCRHook: @unchecked Sendable {
-    // @unchecked: `action` and `fired` are only touched while holding `lock`.
-    private let lock = NSLock()
-    private var action: (@Sendable () -> Void)?
-    private var firedCount = 0
-    init() {}
-
-    func set(_ action: @escaping @Sendable () -> Void) { lock.withLock { self.action = action } }
-
-    func fire() {
-        let action = lock.withLock {
-            defer { self.action = nil }
-            firedCount += 1
-            return self.action
-        }
-        action?()
-    }
-
-    var fired: Bool { lock.withLock { firedCount > 0 } }
-}
-
-/// A scope's instance built from the clock, whose `deinit` runs the hook: it runs while a
-/// change that drops it is under way, between the change's steps.
-final class SCRProbe: Sendable {
-    let inner: SCRPart
-    let hook: SCRHook?
-    init(inner: SCRPart, hook: SCRHook?) { (self.inner, self.hook) = (inner, hook) }
-    deinit { hook?.fire() }
-}
 
 /// Passes a gate the first time only.
 final class SCROnceGate: @unchecked Sendable {
@@ -64,49 +27,49 @@ final class SCROnceGate: @unchecked Sendable {
 }
 
 extension DependencyContainer {
-    var scrClock: Provider<SCRPart> { singleton { SCRPart("app clock") } }
-    var scrLocal: Provider<SCRPart> { singleton { SCRPart("app local") } }
-    var scrTimed: Provider<SCRPart> { singleton { SCRPart("timed", inner: self.scrClock()) } }
-    var scrHandler: Provider<SCRPart> { scoped { SCRPart("handler", inner: self.scrTimed()) } }
+    var scrClock: Provider<ChainPart> { singleton { ChainPart("app clock") } }
+    var scrLocal: Provider<ChainPart> { singleton { ChainPart("app local") } }
+    var scrTimed: Provider<ChainPart> { singleton { ChainPart("timed", inner: self.scrClock()) } }
+    var scrHandler: Provider<ChainPart> { scoped { ChainPart("handler", inner: self.scrTimed()) } }
     /// Built from `scrLocal` and `scrTimed`: a scope that overrides `scrLocal` builds its own.
-    var scrLocalAndTimed: Provider<SCRPart> {
-        singleton { SCRPart("paired with \(self.scrLocal().source)", inner: self.scrTimed()) }
+    var scrLocalAndTimed: Provider<ChainPart> {
+        singleton { ChainPart("paired with \(self.scrLocal().source)", inner: self.scrTimed()) }
     }
     /// Built from the clock, with the hook stored under "scr.hook" in the scope.
-    var scrClockProbe: Provider<SCRProbe> {
-        scoped { SCRProbe(inner: self.scrClock(), hook: self.getValue(forKey: "scr.hook")) }
+    var scrClockProbe: Provider<ChainProbe> {
+        scoped { ChainProbe(inner: self.scrClock(), hook: self.getValue(forKey: "scr.hook")) }
     }
 
     /// A chain of app-wide singletons, and a scope's handler from its top.
-    var scrA: Provider<SCRPart> { singleton { SCRPart("a") } }
-    var scrB: Provider<SCRPart> { singleton { SCRPart("b", inner: self.scrA()) } }
-    var scrC: Provider<SCRPart> { singleton { SCRPart("c", inner: self.scrB()) } }
-    var scrCHandler: Provider<SCRPart> { scoped { SCRPart("handler", inner: self.scrC()) } }
+    var scrA: Provider<ChainPart> { singleton { ChainPart("a") } }
+    var scrB: Provider<ChainPart> { singleton { ChainPart("b", inner: self.scrA()) } }
+    var scrC: Provider<ChainPart> { singleton { ChainPart("c", inner: self.scrB()) } }
+    var scrCHandler: Provider<ChainPart> { scoped { ChainPart("handler", inner: self.scrC()) } }
 
     /// A shared instance built from the clock; a handler that holds it; one that copies from it.
-    var scrSharedTimed: Provider<SCRPart> { shared { SCRPart("shared timed", inner: self.scrClock()) } }
-    var scrSharedHandler: Provider<SCRPart> { scoped { SCRPart("handler", inner: self.scrSharedTimed()) } }
-    var scrCopier: Provider<SCRPart> {
-        scoped { SCRPart("copier of \(self.scrSharedTimed().inner?.source ?? "nothing")") }
+    var scrSharedTimed: Provider<ChainPart> { shared { ChainPart("shared timed", inner: self.scrClock()) } }
+    var scrSharedHandler: Provider<ChainPart> { scoped { ChainPart("handler", inner: self.scrSharedTimed()) } }
+    var scrCopier: Provider<ChainPart> {
+        scoped { ChainPart("copier of \(self.scrSharedTimed().inner?.source ?? "nothing")") }
     }
     /// Shared instances that die at once: enough of them make a container sweep dead entries.
-    var scrFillers: ProviderFamily<Int, SCRPart> { shared { (number: Int) in SCRPart("filler \(number)") } }
+    var scrFillers: ProviderFamily<Int, ChainPart> { shared { (number: Int) in ChainPart("filler \(number)") } }
 
     /// One app-wide singleton per argument, each from the clock, and a scoped handler of each.
-    var scrTimedFamily: ProviderFamily<Int, SCRPart> {
-        singleton { (number: Int) in SCRPart("timed \(number)", inner: self.scrClock()) }
+    var scrTimedFamily: ProviderFamily<Int, ChainPart> {
+        singleton { (number: Int) in ChainPart("timed \(number)", inner: self.scrClock()) }
     }
-    subscript(scrFamilyHandler number: Int) -> Provider<SCRPart> {
-        scoped(number) { SCRPart("handler \(number)", inner: self.scrTimedFamily(number)) }
+    subscript(scrFamilyHandler number: Int) -> Provider<ChainPart> {
+        scoped(number) { ChainPart("handler \(number)", inner: self.scrTimedFamily(number)) }
     }
     /// Many app-wide singletons, each from the clock.
-    var scrWide: ProviderFamily<Int, SCRPart> {
-        singleton { (number: Int) in SCRPart("wide \(number)", inner: self.scrClock()) }
+    var scrWide: ProviderFamily<Int, ChainPart> {
+        singleton { (number: Int) in ChainPart("wide \(number)", inner: self.scrClock()) }
     }
 
     /// The async road.
-    var scrAsyncTimed: AsyncProvider<SCRPart> { singleton { SCRPart("timed", inner: self.scrClock()) } }
-    var scrAsyncHandler: AsyncProvider<SCRPart> { scoped { SCRPart("handler", inner: try await self.scrAsyncTimed()) } }
+    var scrAsyncTimed: AsyncProvider<ChainPart> { singleton { ChainPart("timed", inner: self.scrClock()) } }
+    var scrAsyncHandler: AsyncProvider<ChainPart> { scoped { ChainPart("handler", inner: try await self.scrAsyncTimed()) } }
 }
 
 /// Who changes `scrA` at the bottom of the chain.
@@ -128,13 +91,13 @@ enum SCRChainChanger: String, CaseIterable, Sendable, CustomTestStringConvertibl
         let session = DependencyContainer(scopeOf: app)
         let request = DependencyContainer(scopeOf: session)
         _ = app.scrTimed()
-        let hook = SCRHook()
+        let hook = DeinitHook()
         request.setValue(hook, forKey: "scr.hook")
         #expect(request.scrHandler().inner === app.scrTimed())
         _ = request.scrClockProbe()  // only the request keeps it
         hook.set { _ = request.scrTimed() }
-        session.override(\.scrClock) { SCRPart("session clock") }
-        #expect(hook.fired)
+        session.override(\.scrClock) { ChainPart("session clock") }
+        #expect(hook.fired == 1)
         let timed = request.scrTimed()
         #expect(timed.inner?.source == "session clock")
         let handler = request.scrHandler()
@@ -150,19 +113,19 @@ enum SCRChainChanger: String, CaseIterable, Sendable, CustomTestStringConvertibl
             let session = DependencyContainer(scopeOf: app)
             let request = DependencyContainer(scopeOf: session)
             _ = app.scrTimed()
-            let hook = SCRHook()
+            let hook = DeinitHook()
             request.setValue(hook, forKey: "scr.hook")
             let old = request.scrHandler()
             _ = request.scrClockProbe()
             let gate = SCROnceGate()
-            let building = Collected<() -> SCRPart>()
+            let building = Collected<() -> ChainPart>()
             hook.set {
                 building.append(onThread { request.scrTimed() })
                 gate.gate.entered.wait()
             }
             session.override(\.scrClock) {
                 gate.pass()
-                return SCRPart("session clock")
+                return ChainPart("session clock")
             }
             gate.gate.open()
             let timed = building.values.first?() ?? request.scrTimed()
@@ -184,7 +147,7 @@ enum SCRChainChanger: String, CaseIterable, Sendable, CustomTestStringConvertibl
     func anAppChangeReachesWhatARequestBuiltFromASweptSharedInstance(resets: Bool) {
         let app = DependencyContainer()
         let request = DependencyContainer(scopeOf: app)
-        app.override(\.scrClock) { SCRPart("override clock") }
+        app.override(\.scrClock) { ChainPart("override clock") }
         do {
             let shared = app.scrSharedTimed()
             #expect(request.scrCopier().source == "copier of override clock")
@@ -195,7 +158,7 @@ enum SCRChainChanger: String, CaseIterable, Sendable, CustomTestStringConvertibl
             app.reset()
             #expect(request.scrCopier().source == "copier of app clock")
         } else {
-            app.override(\.scrClock) { SCRPart("new clock") }
+            app.override(\.scrClock) { ChainPart("new clock") }
             #expect(request.scrCopier().source == "copier of new clock")
         }
     }
@@ -207,11 +170,11 @@ enum SCRChainChanger: String, CaseIterable, Sendable, CustomTestStringConvertibl
     @Test func anAppChangeOfWhatASessionOverridesKeepsWhatTheSessionBuiltFromItsOwnFamilyCopy() {
         let app = DependencyContainer()
         let session = DependencyContainer(scopeOf: app)
-        session.override(\.scrClock) { SCRPart("session clock") }
+        session.override(\.scrClock) { ChainPart("session clock") }
         _ = app.scrTimedFamily(2)
         let handler = session[scrFamilyHandler: 1]()
         #expect(handler.inner?.inner?.source == "session clock")
-        app.override(\.scrClock) { SCRPart("new app clock") }
+        app.override(\.scrClock) { ChainPart("new app clock") }
         #expect(session[scrFamilyHandler: 1]() === handler, "an instance still wanted was dropped")
     }
 
@@ -220,11 +183,11 @@ enum SCRChainChanger: String, CaseIterable, Sendable, CustomTestStringConvertibl
     @Test func anAppChangeOfWhatASessionOverridesKeepsWhatTheSessionBuiltFromItsOwnDeadSharedCopy() {
         let app = DependencyContainer()
         let session = DependencyContainer(scopeOf: app)
-        session.override(\.scrClock) { SCRPart("session clock") }
+        session.override(\.scrClock) { ChainPart("session clock") }
         let appShared = app.scrSharedTimed()
         let copier = session.scrCopier()
         #expect(copier.source == "copier of session clock")
-        app.override(\.scrClock) { SCRPart("new app clock") }
+        app.override(\.scrClock) { ChainPart("new app clock") }
         #expect(session.scrCopier() === copier, "an instance still wanted was dropped")
         withExtendedLifetime(appShared) {}
     }
@@ -244,24 +207,27 @@ enum SCRChainChanger: String, CaseIterable, Sendable, CustomTestStringConvertibl
         let old = request.scrCHandler()
         #expect(old.inner === app.scrC())
         switch changer {
-        case .outerSession: outer.override(\.scrA) { SCRPart("changed a") }
-        case .innerSession: inner.override(\.scrA) { SCRPart("changed a") }
-        case .request: request.override(\.scrA) { SCRPart("changed a") }
-        case .app: app.override(\.scrA) { SCRPart("changed a") }
-        case .appParent: root.override(\.scrA) { SCRPart("changed a") }
+        case .outerSession: outer.override(\.scrA) { ChainPart("changed a") }
+        case .innerSession: inner.override(\.scrA) { ChainPart("changed a") }
+        case .request: request.override(\.scrA) { ChainPart("changed a") }
+        case .app: app.override(\.scrA) { ChainPart("changed a") }
+        case .appParent: root.override(\.scrA) { ChainPart("changed a") }
         case .appReset:
-            app.override(\.scrA) { SCRPart("changed a") }  // before: rebuilt by the next line
+            app.override(\.scrA) { ChainPart("changed a") }  // before: rebuilt by the next line
             _ = app.scrC()
             _ = request.scrCHandler()
             app.reset()
-        case .appDecoration: app.decorate(\.scrA) { SCRPart("changed a", inner: $0) }
-        case .outerSessionDecoration: outer.decorate(\.scrA) { SCRPart("changed a", inner: $0) }
+        case .appDecoration: app.decorate(\.scrA) { ChainPart("changed a", inner: $0) }
+        case .outerSessionDecoration: outer.decorate(\.scrA) { ChainPart("changed a", inner: $0) }
         }
         let c = request.scrC()
         let expected = changer == .appReset ? "a" : "changed a"
         #expect(c.inner?.inner?.source == expected)
         #expect(request.scrCHandler().inner === c)
         #expect(request.scrCHandler() !== old)
+        // A change in the app or above it leaves the request sharing the app's new `c`.
+        let inApp: Set<SCRChainChanger> = [.app, .appParent, .appReset, .appDecoration]
+        #expect((c === app.scrC()) == inApp.contains(changer))
     }
 
     /// The app removes its override of the clock (`reset(\.key)`): the request's handler,
@@ -270,7 +236,7 @@ enum SCRChainChanger: String, CaseIterable, Sendable, CustomTestStringConvertibl
         let app = DependencyContainer()
         let session = DependencyContainer(scopeOf: app)
         let request = DependencyContainer(scopeOf: session)
-        app.override(\.scrClock) { SCRPart("override clock") }
+        app.override(\.scrClock) { ChainPart("override clock") }
         _ = app.scrTimed()
         #expect(request.scrHandler().inner?.inner?.source == "override clock")
         app.reset(\.scrClock)
@@ -288,7 +254,7 @@ enum SCRChainChanger: String, CaseIterable, Sendable, CustomTestStringConvertibl
         #expect(request.scrSharedHandler().inner === appShared)
         #expect(request[scrFamilyHandler: 3]().inner === app.scrTimedFamily(3))
         #expect(try await request.scrAsyncHandler().inner === app.scrAsyncTimed())
-        session.override(\.scrClock) { SCRPart("session clock") }
+        session.override(\.scrClock) { ChainPart("session clock") }
         #expect(request.scrSharedHandler().inner?.inner?.source == "session clock")
         #expect(request[scrFamilyHandler: 3]().inner?.inner?.source == "session clock")
         #expect(try await request.scrAsyncHandler().inner?.inner?.source == "session clock")
@@ -305,7 +271,7 @@ enum SCRChainChanger: String, CaseIterable, Sendable, CustomTestStringConvertibl
         let request = DependencyContainer(scopeOf: child)
         _ = child.scrTimed()
         #expect(request.scrHandler().inner === child.scrTimed())
-        session.override(\.scrClock) { SCRPart("session clock") }
+        session.override(\.scrClock) { ChainPart("session clock") }
         let timed = request.scrTimed()
         #expect(timed.inner?.source == "session clock")
         #expect(request.scrHandler().inner === timed)
@@ -321,14 +287,14 @@ enum SCRChainChanger: String, CaseIterable, Sendable, CustomTestStringConvertibl
         let request = DependencyContainer(scopeOf: session)
         let appTimed = app.scrTimed()
         let appPaired = app.scrLocalAndTimed()
-        session.override(\.scrClock) { SCRPart("session clock") }
+        session.override(\.scrClock) { ChainPart("session clock") }
         let handler = request.scrHandler()
         #expect(handler.inner?.inner?.source == "session clock")
-        session.override(\.scrLocal) { SCRPart("session local") }
+        session.override(\.scrLocal) { ChainPart("session local") }
         #expect(request.scrHandler() === handler)
         let paired = request.scrLocalAndTimed()
         #expect(paired.source == "paired with session local" && paired.inner === handler.inner)
-        session.decorate(\.scrLocal) { SCRPart("decorated", inner: $0) }
+        session.decorate(\.scrLocal) { ChainPart("decorated", inner: $0) }
         #expect(request.scrHandler() === handler)
         #expect(app.scrTimed() === appTimed && app.scrLocalAndTimed() === appPaired)
     }
@@ -347,7 +313,7 @@ enum SCRChainChanger: String, CaseIterable, Sendable, CustomTestStringConvertibl
             for request in requests { _ = request.scrHandler() }
             let finished = await concurrentlyOffThePool(threads: 8) { index in
                 if index == 0 {
-                    session.override(\.scrClock) { SCRPart("session clock") }
+                    session.override(\.scrClock) { ChainPart("session clock") }
                 } else {
                     let request = requests[index - 1]
                     for _ in 0..<3 {

@@ -10,134 +10,66 @@ import Testing
 //
 // Threads are ordered by `deinit`s of dropped instances (which run after the container's
 // lock, between the steps of a change), by gates and by barriers; never by sleeps.
-// `ConstructionGate` comes from Support/Signals.swift, `onThread` and `Findings`-style
-// collection from InFlightBookkeepingAttackTests.swift and Support/Concurrently.swift, the
-// hang guards from Support/HangGuard.swift.
-
-/// What the registrations under test build: where it came from, and what it was built from.
-final class SAIPart: Sendable {
-    let source: String
-    let inner: SAIPart?
-    init(_ source: String, inner: SAIPart? = nil) { (self.source, self.inner) = (source, inner) }
-
-    /// The source at the bottom of the chain of inner parts.
-    var root: String { inner?.root ?? source }
-}
-
-/// An action run by the `deinit` of an ``SAIProbe``, the first time only, or every time.
-final class SAIHook: @unchecked Sendable {
-    // @unchecked: `action`, `repeats` and `count` are only touched while holding `lock`.
-    private let lock = NSLock()
-    private var action: (@Sendable () -> Void)?
-    private var repeats = false
-    private var count = 0
-    init() {}
-
-    func set(repeating: Bool = false, _ action: @escaping @Sendable () -> Void) {
-        lock.withLock { (self.action, repeats) = (action, repeating) }
-    }
-
-    func fire() {
-        let action = lock.withLock {
-            defer { if !repeats { self.action = nil } }
-            count += 1
-            return self.action
-        }
-        action?()
-    }
-
-    var fired: Int { lock.withLock { count } }
-}
-
-/// An instance built from the clock whose `deinit` runs a hook: it runs when a change drops
-/// it, after the container's lock and before the change goes on to other containers.
-final class SAIProbe: Sendable {
-    let inner: SAIPart
-    let hook: SAIHook?
-    init(inner: SAIPart, hook: SAIHook?) { (self.inner, self.hook) = (inner, hook) }
-    deinit { hook?.fire() }
-}
-
-/// Counts in a thread-safe way.
-final class SAICounter: @unchecked Sendable {
-    // @unchecked: `value` is only touched while holding `lock`.
-    private let lock = NSLock()
-    private var stored = 0
-    func increment() { lock.withLock { stored += 1 } }
-    var value: Int { lock.withLock { stored } }
-}
-
-/// Releases threads together: each waits until all have arrived.
-final class SAIBarrier: @unchecked Sendable {
-    // @unchecked: `arrived` is only touched while holding `condition`.
-    private let condition = NSCondition()
-    private var arrived = 0
-    private let parties: Int
-    init(parties: Int) { self.parties = parties }
-
-    func arrive() {
-        condition.lock()
-        arrived += 1
-        condition.broadcast()
-        while arrived < parties { condition.wait() }
-        condition.unlock()
-    }
-}
+// `ConstructionGate` and `DeinitHook` come from Support/Signals.swift, `ChainPart` and
+// `ChainProbe` from Support/ScopeFixtures.swift, `onThread` from
+// InFlightBookkeepingAttackTests.swift, `concurrently` (which releases its threads
+// together) and `Collected` from Support/Concurrently.swift, the hang guards from
+// Support/HangGuard.swift.
 
 extension DependencyContainer {
-    var saiClock: Provider<SAIPart> { singleton { SAIPart("app clock") } }
-    var saiLocal: Provider<SAIPart> { singleton { SAIPart("app local") } }
-    var saiTimed: Provider<SAIPart> { singleton { SAIPart("timed", inner: self.saiClock()) } }
-    var saiHandler: Provider<SAIPart> { scoped { SAIPart("handler", inner: self.saiTimed()) } }
+    var saiClock: Provider<ChainPart> { singleton { ChainPart("app clock") } }
+    var saiLocal: Provider<ChainPart> { singleton { ChainPart("app local") } }
+    var saiTimed: Provider<ChainPart> { singleton { ChainPart("timed", inner: self.saiClock()) } }
+    var saiHandler: Provider<ChainPart> { scoped { ChainPart("handler", inner: self.saiTimed()) } }
     /// Built from the clock only, in a scope: it never touches `saiTimed`.
-    var saiClockUser: Provider<SAIPart> { scoped { SAIPart("clock user", inner: self.saiClock()) } }
+    var saiClockUser: Provider<ChainPart> { scoped { ChainPart("clock user", inner: self.saiClock()) } }
     /// Built from `saiLocal` and `saiTimed`: a scope that overrides `saiLocal` builds its own.
-    var saiLocalAndTimed: Provider<SAIPart> {
-        singleton { SAIPart("paired with \(self.saiLocal().source)", inner: self.saiTimed()) }
+    var saiLocalAndTimed: Provider<ChainPart> {
+        singleton { ChainPart("paired with \(self.saiLocal().source)", inner: self.saiTimed()) }
     }
-    var saiPairedHandler: Provider<SAIPart> { scoped { SAIPart("paired handler", inner: self.saiLocalAndTimed()) } }
+    var saiPairedHandler: Provider<ChainPart> { scoped { ChainPart("paired handler", inner: self.saiLocalAndTimed()) } }
 
     /// A scope's probe built from the clock, with the hook stored under "sai.hook".
-    var saiClockProbe: Provider<SAIProbe> {
-        scoped { SAIProbe(inner: self.saiClock(), hook: self.getValue(forKey: "sai.hook")) }
+    var saiClockProbe: Provider<ChainProbe> {
+        scoped { ChainProbe(inner: self.saiClock(), hook: self.getValue(forKey: "sai.hook")) }
     }
     /// An app-wide probe built from the clock, with the hook stored under "sai.appHook" in
     /// the app container.
-    var saiAppClockProbe: Provider<SAIProbe> {
-        singleton { SAIProbe(inner: self.saiClock(), hook: self.getValue(forKey: "sai.appHook")) }
+    var saiAppClockProbe: Provider<ChainProbe> {
+        singleton { ChainProbe(inner: self.saiClock(), hook: self.getValue(forKey: "sai.appHook")) }
     }
     /// A request's handler whose `deinit` runs the hook stored under "sai.hook".
-    var saiHookedHandler: Provider<SAIProbe> {
-        scoped { SAIProbe(inner: self.saiTimed(), hook: self.getValue(forKey: "sai.hook")) }
+    var saiHookedHandler: Provider<ChainProbe> {
+        scoped { ChainProbe(inner: self.saiTimed(), hook: self.getValue(forKey: "sai.hook")) }
     }
 
     /// Shared instances: one built from the clock, and a scoped copier that keeps only a
     /// string taken from it.
-    var saiSharedTimed: Provider<SAIPart> { shared { SAIPart("shared timed", inner: self.saiClock()) } }
-    var saiCopier: Provider<SAIPart> {
-        scoped { SAIPart("copier of \(self.saiSharedTimed().inner?.source ?? "nothing")") }
+    var saiSharedTimed: Provider<ChainPart> { shared { ChainPart("shared timed", inner: self.saiClock()) } }
+    var saiCopier: Provider<ChainPart> {
+        scoped { ChainPart("copier of \(self.saiSharedTimed().inner?.source ?? "nothing")") }
     }
-    var saiSharedHandler: Provider<SAIPart> { scoped { SAIPart("shared handler", inner: self.saiSharedTimed()) } }
+    var saiSharedHandler: Provider<ChainPart> { scoped { ChainPart("shared handler", inner: self.saiSharedTimed()) } }
 
     /// One app-wide singleton per argument, each from the clock, and a scoped handler of each.
-    var saiTimedFamily: ProviderFamily<Int, SAIPart> {
-        singleton { (number: Int) in SAIPart("timed \(number)", inner: self.saiClock()) }
+    var saiTimedFamily: ProviderFamily<Int, ChainPart> {
+        singleton { (number: Int) in ChainPart("timed \(number)", inner: self.saiClock()) }
     }
-    subscript(saiFamilyHandler number: Int) -> Provider<SAIPart> {
-        scoped(number) { SAIPart("handler \(number)", inner: self.saiTimedFamily(number)) }
+    subscript(saiFamilyHandler number: Int) -> Provider<ChainPart> {
+        scoped(number) { ChainPart("handler \(number)", inner: self.saiTimedFamily(number)) }
     }
     /// One seed per argument, and an app-wide singleton built from seed 1.
-    var saiSeed: ProviderFamily<Int, SAIPart> { singleton { (number: Int) in SAIPart("seed \(number)") } }
-    var saiSeeded: Provider<SAIPart> { singleton { SAIPart("seeded", inner: self.saiSeed(1)) } }
-    var saiSeededHandler: Provider<SAIPart> { scoped { SAIPart("seeded handler", inner: self.saiSeeded()) } }
+    var saiSeed: ProviderFamily<Int, ChainPart> { singleton { (number: Int) in ChainPart("seed \(number)") } }
+    var saiSeeded: Provider<ChainPart> { singleton { ChainPart("seeded", inner: self.saiSeed(1)) } }
+    var saiSeededHandler: Provider<ChainPart> { scoped { ChainPart("seeded handler", inner: self.saiSeeded()) } }
 
     /// Many app-wide singletons, none of them from the clock.
-    var saiWide: ProviderFamily<Int, SAIPart> { singleton { (number: Int) in SAIPart("wide \(number)") } }
+    var saiWide: ProviderFamily<Int, ChainPart> { singleton { (number: Int) in ChainPart("wide \(number)") } }
 
     /// The async road.
-    var saiAsyncTimed: AsyncProvider<SAIPart> { singleton { SAIPart("async timed", inner: self.saiClock()) } }
-    var saiAsyncHandler: AsyncProvider<SAIPart> {
-        scoped { SAIPart("async handler", inner: try await self.saiAsyncTimed()) }
+    var saiAsyncTimed: AsyncProvider<ChainPart> { singleton { ChainPart("async timed", inner: self.saiClock()) } }
+    var saiAsyncHandler: AsyncProvider<ChainPart> {
+        scoped { ChainPart("async handler", inner: try await self.saiAsyncTimed()) }
     }
 }
 
@@ -183,20 +115,20 @@ enum SAIChanger: String, CaseIterable, Sendable, CustomTestStringConvertible {
         _ = app.saiTimed()
         let old = request.saiHandler()
         #expect(old.inner === app.saiTimed())
-        let hook = SAIHook()
-        let changeScope: @Sendable () -> Void = { changing.override(\.saiClock) { SAIPart(expected) } }
+        let hook = DeinitHook()
+        let changeScope: @Sendable () -> Void = { changing.override(\.saiClock) { ChainPart(expected) } }
         switch order {
         case .appChangeInsideScopeChange, .appParentChangeInsideScopeChange:
             changing.setValue(hook, forKey: "sai.hook")
             _ = changing.saiClockProbe()  // the scope's, from the app's clock
             let above = order == .appChangeInsideScopeChange ? app : root
-            hook.set { above.override(\.saiClock) { SAIPart("new app clock") } }
+            hook.set { above.override(\.saiClock) { ChainPart("new app clock") } }
             changeScope()
         case .scopeChangeInsideAppChange:
             app.setValue(hook, forKey: "sai.appHook")
             _ = app.saiAppClockProbe()
             hook.set(changeScope)
-            app.override(\.saiClock) { SAIPart("new app clock") }
+            app.override(\.saiClock) { ChainPart("new app clock") }
         }
         #expect(hook.fired == 1)
         let timed = request.saiTimed()
@@ -222,9 +154,9 @@ enum SAIChanger: String, CaseIterable, Sendable, CustomTestStringConvertible {
                 _ = session.saiClockUser()  // gives the session something to drop
                 concurrently(threads: 2) { index in
                     if index == 0 {
-                        session.override(\.saiClock) { SAIPart("session clock") }
+                        session.override(\.saiClock) { ChainPart("session clock") }
                     } else {
-                        app.override(\.saiClock) { SAIPart("new app clock") }
+                        app.override(\.saiClock) { ChainPart("new app clock") }
                     }
                 }
                 let root = request.saiHandler().root
@@ -252,9 +184,9 @@ enum SAIChanger: String, CaseIterable, Sendable, CustomTestStringConvertible {
         app.shutdown()
         let expected = inSession ? "session clock" : "new app clock"
         if inSession {
-            session.override(\.saiClock) { SAIPart(expected) }
+            session.override(\.saiClock) { ChainPart(expected) }
         } else {
-            app.override(\.saiClock) { SAIPart(expected) }
+            app.override(\.saiClock) { ChainPart(expected) }
         }
         let handler = request.saiHandler()
         withKnownIssue("shutdown() forgets the app's record of uses, which a later change reads for the scopes") {
@@ -277,7 +209,7 @@ enum SAIChanger: String, CaseIterable, Sendable, CustomTestStringConvertible {
         let request = DependencyContainer(scopeOf: middle)
         let sub = DependencyContainer(scopeOf: request)
         if changer == .appReset || changer == .appResetKey {
-            app.override(\.saiClock) { SAIPart("override clock") }
+            app.override(\.saiClock) { ChainPart("override clock") }
         }
         _ = app.saiTimed()
         _ = middle.saiTimed()
@@ -286,10 +218,10 @@ enum SAIChanger: String, CaseIterable, Sendable, CustomTestStringConvertible {
         let expected: String
         switch changer {
         case .appParent:
-            root.override(\.saiClock) { SAIPart("changed clock") }
+            root.override(\.saiClock) { ChainPart("changed clock") }
             expected = "changed clock"
         case .app:
-            app.override(\.saiClock) { SAIPart("changed clock") }
+            app.override(\.saiClock) { ChainPart("changed clock") }
             expected = "changed clock"
         case .appReset:
             app.reset()
@@ -298,19 +230,19 @@ enum SAIChanger: String, CaseIterable, Sendable, CustomTestStringConvertible {
             app.reset(\.saiClock)
             expected = "app clock"
         case .appDecoration:
-            app.decorate(\.saiClock) { _ in SAIPart("changed clock") }
+            app.decorate(\.saiClock) { _ in ChainPart("changed clock") }
             expected = "changed clock"
         case .session:
-            session.override(\.saiClock) { SAIPart("changed clock") }
+            session.override(\.saiClock) { ChainPart("changed clock") }
             expected = "changed clock"
         case .sessionDecoration:
-            session.decorate(\.saiClock) { _ in SAIPart("changed clock") }
+            session.decorate(\.saiClock) { _ in ChainPart("changed clock") }
             expected = "changed clock"
         case .isolated:
-            middle.override(\.saiClock) { SAIPart("changed clock") }
+            middle.override(\.saiClock) { ChainPart("changed clock") }
             expected = "changed clock"
         case .request:
-            request.override(\.saiClock) { SAIPart("changed clock") }
+            request.override(\.saiClock) { ChainPart("changed clock") }
             expected = "changed clock"
         }
         let handler = sub.saiHandler()
@@ -328,7 +260,7 @@ enum SAIChanger: String, CaseIterable, Sendable, CustomTestStringConvertible {
         let app = DependencyContainer()
         let session = DependencyContainer(scopeOf: app)
         let request = DependencyContainer(scopeOf: session)
-        app.override(\.saiClock) { SAIPart("first clock") }
+        app.override(\.saiClock) { ChainPart("first clock") }
         let appShared = app.saiSharedTimed()
         _ = app.saiTimedFamily(4)
         _ = try await app.saiAsyncTimed()
@@ -339,7 +271,7 @@ enum SAIChanger: String, CaseIterable, Sendable, CustomTestStringConvertible {
         if resets {
             app.reset()
         } else {
-            app.override(\.saiClock) { SAIPart("second clock") }
+            app.override(\.saiClock) { ChainPart("second clock") }
         }
         let expected = resets ? "app clock" : "second clock"
         #expect(request.saiSharedHandler().root == expected)
@@ -359,11 +291,11 @@ enum SAIChanger: String, CaseIterable, Sendable, CustomTestStringConvertible {
         _ = app.saiTimedFamily(1)
         let first = request[saiFamilyHandler: 1]()
         #expect(first.inner === app.saiTimedFamily(1))
-        app.override(\.saiTimedFamily[1]) { SAIPart("app's timed 1") }
+        app.override(\.saiTimedFamily[1]) { ChainPart("app's timed 1") }
         #expect(request[saiFamilyHandler: 1]().inner?.source == "app's timed 1")
-        session.override(\.saiTimedFamily[1]) { SAIPart("session's timed 1") }
+        session.override(\.saiTimedFamily[1]) { ChainPart("session's timed 1") }
         #expect(request[saiFamilyHandler: 1]().inner?.source == "session's timed 1")
-        request.override(\.saiTimedFamily) { number in SAIPart("request's timed \(number)") }
+        request.override(\.saiTimedFamily) { number in ChainPart("request's timed \(number)") }
         // The request's own override wins over its session's.
         #expect(request[saiFamilyHandler: 1]().inner?.source == "request's timed 1")
         #expect(request[saiFamilyHandler: 2]().inner?.source == "request's timed 2")
@@ -384,7 +316,7 @@ enum SAIChanger: String, CaseIterable, Sendable, CustomTestStringConvertible {
         let request = DependencyContainer(scopeOf: app)
         _ = app.saiSeeded()
         _ = request.saiSeededHandler()
-        app.override(\.saiSeed[2]) { SAIPart("seed 2 override") }
+        app.override(\.saiSeed[2]) { ChainPart("seed 2 override") }
         #expect(request.saiSeededHandler().inner === app.saiSeeded())
         #expect(request.saiSeededHandler().root == "seed 1")
     }
@@ -401,10 +333,10 @@ enum SAIChanger: String, CaseIterable, Sendable, CustomTestStringConvertible {
         let session = DependencyContainer(scopeOf: app)
         let request = DependencyContainer(scopeOf: session)
         _ = app.saiTimed()
-        request.override(\.saiClock) { SAIPart("request clock") }
+        request.override(\.saiClock) { ChainPart("request clock") }
         let handler = request.saiHandler()
         #expect(handler.root == "request clock")
-        session.override(\.saiClock) { SAIPart("session clock") }
+        session.override(\.saiClock) { ChainPart("session clock") }
         #expect(request.saiHandler().root == "request clock")
         #expect(request.saiHandler() === handler, "a handler built from the request's own clock was dropped")
     }
@@ -417,13 +349,13 @@ enum SAIChanger: String, CaseIterable, Sendable, CustomTestStringConvertible {
         let session = DependencyContainer(scopeOf: app)
         let request = DependencyContainer(scopeOf: session)
         _ = app.saiTimed()
-        request.override(\.saiClock) { SAIPart("request clock") }
+        request.override(\.saiClock) { ChainPart("request clock") }
         let handler = request.saiHandler()
         let local = app.saiLocal()
         if resets {
             app.reset()
         } else {
-            app.override(\.saiClock) { SAIPart("new app clock") }
+            app.override(\.saiClock) { ChainPart("new app clock") }
         }
         #expect(request.saiHandler() === handler)
         #expect(resets || app.saiLocal() === local)
@@ -437,7 +369,7 @@ enum SAIChanger: String, CaseIterable, Sendable, CustomTestStringConvertible {
         let app = DependencyContainer()
         let request = DependencyContainer(scopeOf: app)
         let appShared = app.saiSharedTimed()
-        request.override(\.saiClock) { SAIPart("request clock") }
+        request.override(\.saiClock) { ChainPart("request clock") }
         let copier = request.saiCopier()
         #expect(copier.source == "copier of request clock")
         app.reset()
@@ -456,12 +388,12 @@ enum SAIChanger: String, CaseIterable, Sendable, CustomTestStringConvertible {
         let timed = app.saiTimed()
         let handler = request.saiHandler()
         let paired = request.saiPairedHandler()
-        app.override(\.saiLocal) { SAIPart("new local") }
+        app.override(\.saiLocal) { ChainPart("new local") }
         #expect(request.saiHandler() === handler)
         #expect(app.saiTimed() === timed)
         #expect(request.saiPairedHandler() !== paired)
         #expect(request.saiPairedHandler().inner?.source == "paired with new local")
-        session.override(\.saiLocal) { SAIPart("session local") }
+        session.override(\.saiLocal) { ChainPart("session local") }
         #expect(request.saiHandler() === handler)
         #expect(app.saiTimed() === timed)
         #expect(request.saiPairedHandler().inner?.source == "paired with session local")
@@ -477,7 +409,7 @@ enum SAIChanger: String, CaseIterable, Sendable, CustomTestStringConvertible {
         let sessionHandler = session.saiHandler()
         let siblingHandler = sibling.saiHandler()
         _ = request.saiHandler()
-        request.override(\.saiClock) { SAIPart("request clock") }
+        request.override(\.saiClock) { ChainPart("request clock") }
         #expect(request.saiHandler().root == "request clock")
         #expect(app.saiTimed() === timed)
         #expect(session.saiHandler() === sessionHandler)
@@ -503,28 +435,26 @@ extension StaleAppInstancesAttackTests {
                 let requests = (0..<4).map { _ in DependencyContainer(scopeOf: session) }
                 _ = app.saiTimed()
                 for request in requests { _ = (request.saiHandler(), request.saiPairedHandler()) }
-                let barrier = SAIBarrier(parties: 8)
                 concurrently(threads: 8) { index in
-                    barrier.arrive()
                     switch index {
                     case 0:
                         for step in 0..<6 {
                             if step % 3 == 2 {
                                 app.reset()
                             } else {
-                                app.override(\.saiClock) { SAIPart("app clock \(step)") }
+                                app.override(\.saiClock) { ChainPart("app clock \(step)") }
                             }
                         }
-                        app.override(\.saiClock) { SAIPart("last app clock") }
+                        app.override(\.saiClock) { ChainPart("last app clock") }
                     case 1:
                         for step in 0..<6 {
                             if step % 2 == 0 {
-                                session.override(\.saiLocal) { SAIPart("session local \(step)") }
+                                session.override(\.saiLocal) { ChainPart("session local \(step)") }
                             } else {
                                 session.reset(\.saiLocal)
                             }
                         }
-                        session.override(\.saiLocal) { SAIPart("last session local") }
+                        session.override(\.saiLocal) { ChainPart("last session local") }
                     default:
                         let request = requests[(index - 2) % requests.count]
                         for _ in 0..<8 {
@@ -571,16 +501,16 @@ extension StaleAppInstancesAttackTests {
             let app = DependencyContainer()
             let session = DependencyContainer(scopeOf: app)
             let request = DependencyContainer(scopeOf: session)
-            let hook = SAIHook()
+            let hook = DeinitHook()
             request.setValue(hook, forKey: "sai.hook")
             _ = app.saiTimed()
             _ = request.saiHookedHandler()
             hook.set {
                 _ = request.saiHookedHandler()
                 _ = request.saiHandler()
-                session.override(\.saiLocal) { SAIPart("session local") }
+                session.override(\.saiLocal) { ChainPart("session local") }
             }
-            app.override(\.saiClock) { SAIPart("new clock") }
+            app.override(\.saiClock) { ChainPart("new clock") }
             if hook.fired != 1 { problems.append("the hook fired \(hook.fired) times") }
             let handler = request.saiHookedHandler()
             if handler.inner.root != "new clock" || handler.inner !== request.saiTimed() {
@@ -602,7 +532,7 @@ extension StaleAppInstancesAttackTests {
                 let app = DependencyContainer()
                 let session = DependencyContainer(scopeOf: app)
                 let request = DependencyContainer(scopeOf: session)
-                let traced = SAICounter()
+                let traced = Counter()
                 request.tracer = ResolutionTracer { _ in
                     traced.increment()
                     _ = request.saiHandler()
@@ -610,21 +540,19 @@ extension StaleAppInstancesAttackTests {
                     _ = app.saiTimed()
                 }
                 _ = request.saiHandler()
-                let barrier = SAIBarrier(parties: 4)
                 concurrently(threads: 4) { index in
-                    barrier.arrive()
                     switch index {
                     case 0:
-                        for step in 0..<5 { app.override(\.saiClock) { SAIPart("app clock \(step)") } }
+                        for step in 0..<5 { app.override(\.saiClock) { ChainPart("app clock \(step)") } }
                         app.reset()
-                        app.override(\.saiClock) { SAIPart("last app clock") }
+                        app.override(\.saiClock) { ChainPart("last app clock") }
                     case 1:
-                        for step in 0..<5 { session.override(\.saiLocal) { SAIPart("session local \(step)") } }
+                        for step in 0..<5 { session.override(\.saiLocal) { ChainPart("session local \(step)") } }
                     default:
                         for _ in 0..<10 { _ = (request.saiHandler(), request.saiPairedHandler()) }
                     }
                 }
-                if traced.value == 0 { problems.append("round \(round): nothing traced") }
+                if traced.count == 0 { problems.append("round \(round): nothing traced") }
                 let handler = request.saiHandler()
                 if handler.root != "last app clock" || handler.inner !== request.saiTimed() {
                     problems.append("round \(round): handler from \(handler.root)")
@@ -648,8 +576,8 @@ extension StaleAppInstancesAttackTests {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask {
                     await barrier.arrive()
-                    for step in 0..<5 { app.override(\.saiClock) { SAIPart("app clock \(step)") } }
-                    app.override(\.saiClock) { SAIPart("last app clock") }
+                    for step in 0..<5 { app.override(\.saiClock) { ChainPart("app clock \(step)") } }
+                    app.override(\.saiClock) { ChainPart("last app clock") }
                 }
                 for _ in 0..<4 {
                     group.addTask {
@@ -690,7 +618,7 @@ extension StaleAppInstancesAttackTests {
                 _ = request[saiFamilyHandler: number]()
             }
             Self.timed("app override with 2,000 stale keys, 100 requests") {
-                app.override(\.saiClock) { SAIPart("new clock") }
+                app.override(\.saiClock) { ChainPart("new clock") }
             }
             for (number, request) in requests.enumerated() where number % 10 == 0 {
                 if request[saiFamilyHandler: number]().root != "new clock" { problems.append("request \(number) after change") }
@@ -704,7 +632,7 @@ extension StaleAppInstancesAttackTests {
             let alone = DependencyContainer()
             for number in 0..<2_000 { _ = alone.saiTimedFamily(number) }
             Self.timed("app override with 2,000 built keys, no scopes") {
-                alone.override(\.saiClock) { SAIPart("new clock") }
+                alone.override(\.saiClock) { ChainPart("new clock") }
             }
         }
         #expect(finished)
@@ -729,9 +657,9 @@ extension StaleAppInstancesAttackTests {
             let expected = inSession ? "session clock" : "new clock"
             Self.timed("\(inSession ? "session" : "app") override reaching \(count) family handlers") {
                 if inSession {
-                    session.override(\.saiClock) { SAIPart(expected) }
+                    session.override(\.saiClock) { ChainPart(expected) }
                 } else {
-                    app.override(\.saiClock) { SAIPart(expected) }
+                    app.override(\.saiClock) { ChainPart(expected) }
                 }
             }
             for number in stride(from: 0, to: count, by: 97) where request[saiFamilyHandler: number]().root != expected {
@@ -756,11 +684,11 @@ extension StaleAppInstancesAttackTests {
             }
             _ = app.saiTimed()
             Self.timed("app override through \(depth) idle nested scopes") {
-                app.override(\.saiClock) { SAIPart("new clock") }
+                app.override(\.saiClock) { ChainPart("new clock") }
             }
             if innermost?.saiHandler().root != "new clock" { problems.append("innermost handler") }
             Self.timed("app override through \(depth) nested scopes, the innermost busy") {
-                app.override(\.saiClock) { SAIPart("last clock") }
+                app.override(\.saiClock) { ChainPart("last clock") }
             }
             if innermost?.saiHandler().root != "last clock" { problems.append("innermost handler after the second change") }
             Self.timed("release \(depth) nested scopes") { innermost = nil }
@@ -788,15 +716,15 @@ extension StaleAppInstancesAttackTests {
                 }
             }
             Self.timed("app override through \(depth) nested scopes") {
-                app.override(\.saiClock) { SAIPart("new clock") }
+                app.override(\.saiClock) { ChainPart("new clock") }
             }
             if chain[depth - 1].saiHandler().root != "new clock" { problems.append("bottom after the app change") }
             Self.timed("top scope override through \(depth) nested scopes") {
-                chain[0].override(\.saiClock) { SAIPart("top clock") }
+                chain[0].override(\.saiClock) { ChainPart("top clock") }
             }
             if chain[depth - 1].saiHandler().root != "top clock" { problems.append("bottom after the top change") }
             if chain[depth / 2].saiHandler().root != "top clock" { problems.append("middle after the top change") }
-            Self.timed("bottom scope override") { chain[depth - 1].override(\.saiClock) { SAIPart("bottom clock") } }
+            Self.timed("bottom scope override") { chain[depth - 1].override(\.saiClock) { ChainPart("bottom clock") } }
             if chain[depth - 1].saiHandler().root != "bottom clock" { problems.append("bottom after its own change") }
             Self.timed("release \(depth) nested scopes") { chain = [] }
         }

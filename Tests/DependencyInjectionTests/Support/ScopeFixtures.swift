@@ -84,3 +84,23 @@ final class RequestLogFile: @unchecked Sendable {
 extension DependencyContainer {
     var requestLogFile: Provider<RequestLogFile> { scoped { RequestLogFile() }.onShutdown { $0.close() } }
 }
+
+/// What the registrations of the scope change tests build: where it came from, and what
+/// it was built from.
+final class ChainPart: Sendable {
+    let source: String
+    let inner: ChainPart?
+    init(_ source: String, inner: ChainPart? = nil) { (self.source, self.inner) = (source, inner) }
+
+    /// The source at the bottom of the chain of inner parts.
+    var root: String { inner?.root ?? source }
+}
+
+/// An instance built from a ``ChainPart`` whose `deinit` runs a ``DeinitHook``: it runs
+/// when a change drops it, after the container's lock, while the change is under way.
+final class ChainProbe: Sendable {
+    let inner: ChainPart
+    let hook: DeinitHook?
+    init(inner: ChainPart, hook: DeinitHook?) { (self.inner, self.hook) = (inner, hook) }
+    deinit { hook?.fire() }
+}

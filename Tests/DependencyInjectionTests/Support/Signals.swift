@@ -168,3 +168,29 @@ final class AsyncBarrier: @unchecked Sendable {
         await allArrived.wait()
     }
 }
+
+/// An action run by the `deinit` of a test's instance, while a change that dropped it is
+/// under way (after the container's lock): the first time only, or every time.
+final class DeinitHook: @unchecked Sendable {
+    // @unchecked: `action`, `repeats` and `count` are only touched while holding `lock`.
+    private let lock = NSLock()
+    private var action: (@Sendable () -> Void)?
+    private var repeats = false
+    private var count = 0
+    init() {}
+
+    func set(repeating: Bool = false, _ action: @escaping @Sendable () -> Void) {
+        lock.withLock { (self.action, repeats) = (action, repeating) }
+    }
+
+    func fire() {
+        let action = lock.withLock {
+            defer { if !repeats { self.action = nil } }
+            count += 1
+            return self.action
+        }
+        action?()
+    }
+
+    var fired: Int { lock.withLock { count } }
+}
