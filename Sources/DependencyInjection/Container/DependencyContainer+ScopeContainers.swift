@@ -74,8 +74,11 @@ extension DependencyContainer {
     struct Handover {
         /// The app container, which resolves the registration.
         @usableFromInline let app: DependencyContainer
+        /// What the scope found before it handed the registration over.
         let found: Found
 
+        /// What a scope found before it handed a registration over, which decides whether
+        /// ``afterHandover(_:_:asked:)`` looks again.
         enum Found {
             /// The resolution runs inside an app-wide construction the scope handed over.
             case served
