@@ -12,7 +12,9 @@
 #
 # Usage: Benchmarks/ablations.sh [NAME...]   (NAME: a file of Ablations/ without .diff;
 #                                              all of them by default)
-# It takes about two minutes per change on two cores. Only committed sources are used.
+# Only committed sources are used. The first run builds the peers in release mode (a few
+# minutes, and Package.resolved is not committed, so it resolves them first); after that
+# each change takes about a minute on two cores, and all of them about fifteen.
 set -euo pipefail
 
 cd "$(dirname "$0")"
@@ -24,6 +26,7 @@ if (( ${#names[@]} == 0 )); then
 fi
 for name in "${names[@]}"; do
     [[ -f "Ablations/$name.diff" ]] || { echo "no Ablations/$name.diff" >&2; exit 2; }
+    grep -q '^Rows: [a-z]' "Ablations/$name.diff" || { echo "Ablations/$name.diff names no rows (its Rows: line)" >&2; exit 2; }
 done
 
 # The scratch clone lives in this package's own build folder, so that a second run
@@ -31,10 +34,12 @@ done
 scratch="$PWD/.build/ablations"
 top=$(git rev-parse --show-toplevel)
 if [[ -d "$scratch/repo/.git" ]]; then
-    git -C "$scratch/repo" fetch -q "$top" HEAD
-    git -C "$scratch/repo" checkout -q --detach FETCH_HEAD
+    # A run stopped by a signal may have left a change applied.
     git -C "$scratch/repo" checkout -q -- Sources
+    git -C "$scratch/repo" fetch -q "$top" HEAD
+    git -C "$scratch/repo" checkout -q -f --detach FETCH_HEAD
 else
+    rm -rf "$scratch/repo"
     mkdir -p "$scratch"
     git clone -q "$top" "$scratch/repo"
 fi
@@ -56,6 +61,10 @@ per_op() {
             --hot-path "$path" "$count" >/dev/null 2>"$scratch/$path.$count.log" \
             || { echo "$path failed: see its log" >&2; tail -5 "$scratch/$path.$count.log" >&2; return 1; }
         totals+=("$(awk '/^(summary|totals):/ { print $2; exit }' "$scratch/$path.$count.out")")
+        if [[ -z "${totals[-1]}" || "${totals[-1]}" == 0 ]]; then
+            echo "callgrind collected nothing in $loop: was it inlined or merged with another loop?" >&2
+            return 1
+        fi
     done
     awk -v a="${totals[0]}" -v b="${totals[1]}" -v n=$n -v m=$m -v d=$divisor \
         'BEGIN { printf "%.0f", (b - a) / (m - n) / d }'
@@ -67,8 +76,15 @@ measure() {
     shift
     (cd "$scratch/repo/Benchmarks" && swift build -c release --scratch-path .build >"$scratch/build.log" 2>&1) \
         || { echo "$label does not build:" >&2; grep error: "$scratch/build.log" | head -5 >&2; return 1; }
+    local binary="$scratch/repo/Benchmarks/.build/release/ResolutionBenchmarks" count
+    # A loop merged with another is collected under one name only (see instructions.sh).
+    if nm "$binary" | grep -qE 'hotPath[A-Za-z0-9]+Loop[^ ]*Tm$'; then
+        echo "$label: some hotPath…Loop functions were merged into one body: the counts would be wrong" >&2
+        return 1
+    fi
     for row in "$@"; do
-        printf '%-24s %-16s %8s Ir/op\n' "$label" "$row" "$(per_op "$row")"
+        count=$(per_op "$row") || return 1
+        printf '%-24s %-16s %8s Ir/op\n' "$label" "$row" "$count"
     done
 }
 
@@ -76,11 +92,11 @@ rows_of() { sed -n 's/^Rows: //p' "Ablations/$1.diff"; }
 
 all_rows=$(for name in "${names[@]}"; do rows_of "$name"; done | tr ' ' '\n' | sort -u | tr '\n' ' ')
 # shellcheck disable=SC2086
-measure unchanged $all_rows
+measure unchanged $all_rows || exit 1
 for name in "${names[@]}"; do
     git -C "$scratch/repo" checkout -q -- Sources
     git -C "$scratch/repo" apply "$PWD/Ablations/$name.diff" \
-        || { echo "Ablations/$name.diff no longer applies: make the change again by hand and save it with git diff" >&2; exit 1; }
+        || { echo "Ablations/$name.diff no longer applies: make the change again in $scratch/repo and save its git diff under the file's two header lines (Removes:, Rows:)" >&2; exit 1; }
     # shellcheck disable=SC2046
-    measure "$name" $(rows_of "$name")
+    measure "$name" $(rows_of "$name") || exit 1
 done

@@ -393,9 +393,10 @@ struct ContainerState {
 
     /// Whether an instance of `key` is kept here now: a singleton, or a live shared one.
     ///
-    /// Inlined, as ``built(_:fromAnyOf:)`` is: a scope asks both of its app container's
-    /// state inside the lock on a handover, and a call of a method that does not mutate,
-    /// made on the `inout` state, hands the method a copy of the whole state.
+    /// Inlined, as ``built(_:fromAnyOf:)`` is: a scope's handover asks both of the app
+    /// container's state inside its lock, and for an out-of-line call of a method that
+    /// does not mutate, made on the `inout` state, the compiler copied the whole state to
+    /// the stack first.
     @inline(__always)
     func keepsInstance(of key: RegistrationKey) -> Bool {
         if singletons.box(for: key) != nil { return true }
@@ -403,9 +404,10 @@ struct ContainerState {
     }
 
     /// Whether the construction of `key` used any of `overridden`, directly or through
-    /// other constructions, by the record of uses this container keeps. Inlined: called on
-    /// every handover of a scope that overrides something, where a call would copy the
-    /// state (264 bytes) to the stack first.
+    /// other constructions, by the record of uses this container keeps. Inlined: a scope
+    /// that overrides something asks it inside the app container's lock on handovers
+    /// (``DependencyContainer/afterHandover(_:_:asked:)``), where an out-of-line call
+    /// copied the whole state to the stack first.
     @inline(__always)
     func built(_ key: RegistrationKey, fromAnyOf overridden: [RegistrationKey]) -> Bool {
         var found = false
