@@ -5,26 +5,9 @@ import Testing
 // A change that reaches a scope must drop what the scope built from app-wide instances
 // built from the changed key (`StaleAppInstances`), and nothing the scope still wants.
 //
-// `ConstructionGate` and `DeinitHook` come from Support/Signals.swift, `ChainPart` and
-// `ChainProbe` from Support/ScopeFixtures.swift, `onThread` from
+// `ConstructionGate`, `OnceGate` and `DeinitHook` come from Support/Signals.swift,
+// `ChainPart` and `ChainProbe` from Support/ScopeFixtures.swift, `onThread` from
 // InFlightBookkeepingAttackTests.swift, `concurrently` from Support/Concurrently.swift.
-
-/// Passes a gate the first time only.
-final class SCROnceGate: @unchecked Sendable {
-    // @unchecked: `passed` is only touched while holding `lock`.
-    private let lock = NSLock()
-    private var passed = false
-    let gate = ConstructionGate()
-    init() {}
-
-    func pass() {
-        let first = lock.withLock {
-            defer { passed = true }
-            return !passed
-        }
-        if first { gate.enterAndWait() }
-    }
-}
 
 extension DependencyContainer {
     var scrClock: Provider<ChainPart> { singleton { ChainPart("app clock") } }
@@ -117,7 +100,7 @@ enum SCRChainChanger: String, CaseIterable, Sendable, CustomTestStringConvertibl
             request.setValue(hook, forKey: "scr.hook")
             let old = request.scrHandler()
             _ = request.scrClockProbe()
-            let gate = SCROnceGate()
+            let gate = OnceGate()
             let building = Collected<() -> ChainPart>()
             hook.set {
                 building.append(onThread { request.scrTimed() })

@@ -277,22 +277,6 @@ struct SORWorld: Sendable {
 // construction ended: these pin that. They fail the same way before and after the fix of
 // the order of the read and the note above.
 
-/// Passes its gate the first time only.
-final class SOROnceGate: @unchecked Sendable {
-    // @unchecked: `passed` is only touched while holding `lock`.
-    private let lock = NSLock()
-    private var passed = false
-    let gate = ConstructionGate()
-
-    func pass() {
-        let first = lock.withLock {
-            defer { passed = true }
-            return !passed
-        }
-        if first { gate.enterAndWait() }
-    }
-}
-
 extension DependencyContainer {
     /// An app-wide clock, and an app-wide singleton built from it.
     var sorClock: Provider<SORPart> { singleton { SORPart("app clock") } }
@@ -311,7 +295,7 @@ extension DependencyContainer {
     /// in the container whose values it reads (the app's, when built for a scope).
     var sorGatedTimed: Provider<SORPart> {
         singleton {
-            (self.getValue(forKey: "sor.gate") as SOROnceGate?)?.pass()
+            (self.getValue(forKey: "sor.gate") as OnceGate?)?.pass()
             return SORPart("timed", inner: self.sorClock())
         }
     }
@@ -408,7 +392,7 @@ enum SORClockChanger: String, CaseIterable, Sendable, CustomTestStringConvertibl
             let app = DependencyContainer(parent: root)
             let session = DependencyContainer(scopeOf: app)
             let request = DependencyContainer(scopeOf: session)
-            let gate = SOROnceGate()
+            let gate = OnceGate()
             app.setValue(gate, forKey: "sor.gate")
             let built = onThread { request.sorGatedHandler() }
             gate.gate.entered.wait()

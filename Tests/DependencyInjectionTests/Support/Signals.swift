@@ -194,3 +194,27 @@ final class DeinitHook: @unchecked Sendable {
 
     var fired: Int { lock.withLock { count } }
 }
+
+/// A gate a construction passes the first time only: the first caller of ``pass()`` waits
+/// at ``gate`` until the test opens it, later callers go straight on.
+///
+/// ```swift
+/// let once = OnceGate()
+/// // in a registration: once.pass()
+/// once.gate.entered.wait(); /* change something */ once.gate.open()
+/// ```
+final class OnceGate: @unchecked Sendable {
+    // @unchecked: `passed` is only touched while holding `lock`.
+    private let lock = NSLock()
+    private var passed = false
+    let gate = ConstructionGate()
+    init() {}
+
+    func pass() {
+        let first = lock.withLock {
+            defer { passed = true }
+            return !passed
+        }
+        if first { gate.enterAndWait() }
+    }
+}
