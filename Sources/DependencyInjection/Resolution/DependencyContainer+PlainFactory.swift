@@ -12,13 +12,15 @@ extension DependencyContainer {
     /// them:
     ///
     /// ```swift
-    /// if case (var frame, let previous)? = beginPlainFactory(provider.key, provider.name) {
-    ///     defer { Frame.leave(&frame, restoring: previous) }   // kept for reuse if unshared
+    /// if let entry = beginPlainFactory(provider.key, provider.name) {
+    ///     defer { ThreadFrames.leave(entry) }
     ///     return provider.make()
     /// }
     /// ```
+    ///
+    /// Its frame is a ``PlainFrame``, a few words in the thread's slot, not an object.
     @usableFromInline
-    func beginPlainFactory(_ key: RegistrationKey, _ name: StaticString) -> (Frame, ThreadFrames.Entry)? {
+    func beginPlainFactory(_ key: RegistrationKey, _ name: StaticString) -> ThreadFrames.Entry? {
         guard appContainerOfScope == nil else { return nil }
         let plain = state.withLock { state in
             guard state.tracer == nil else { return false }
@@ -35,16 +37,27 @@ extension DependencyContainer {
         // The thread's slot, fetched once for every look at this thread's frames below.
         let thread = ThreadFrames.slot
         let owner = Owner.current
-        let threadInnermost = thread.innermost
-        // Another owner's frames on this thread: the whole road binds this one as a
-        // task-local value instead.
-        guard threadInnermost.map({ $0.owner == owner }) ?? true else { return nil }
-        let enclosing = Frame.innermost(of: owner, onThread: threadInnermost)
-        let site = Site(name: .registration(name), fileID: key.file, line: key.line)
         let id = ObjectIdentifier(self)
-        Frame.checkNoCycle(building: key, in: id, site: site, owner: owner, from: enclosing, thread: thread)
-        let frame = Frame.plain(container: self, key: key, site: site, owner: owner, parent: enclosing, thread: thread)
-        return (frame, thread.file(frame))
+        let site = Site(name: .registration(name), fileID: key.file, line: key.line)
+        let enclosing: ThreadFrames.Word?
+        if let innermost = thread.innermostWord {
+            // Another owner's frames on this thread: the whole road binds this one as a
+            // task-local value instead.
+            guard ThreadFrames.owner(of: innermost) == owner else { return nil }
+            Frame.checkFiled(in: thread, building: key, in: id, site: site, innermost: innermost)
+            Frame.checkOwnChain(
+                from: thread.base, building: key, in: id, site: site, owner: owner,
+                innermost: thread.object(for: innermost))
+            enclosing = innermost
+        } else if let bound = Frame.innermostBound {
+            Frame.checkOwnChain(from: bound, building: key, in: id, site: site, owner: owner, innermost: bound)
+            enclosing = Unmanaged.passUnretained(bound).toOpaque()
+        } else {
+            enclosing = nil
+        }
+        return thread.file(
+            PlainFrame(
+                parent: enclosing, owner: owner, building: self, key: key, name: name, bucket: Frame.bucket(of: key, in: id)))
     }
 }
 

@@ -39,8 +39,8 @@ extension DependencyContainer {
     /// specialized where the provider is resolved.
     @inlinable
     func resolveSlowly<Value>(_ provider: Provider<Value>) -> Value {
-        if provider.scope == .factory, case (var frame, let previous)? = beginPlainFactory(provider.key, provider.name) {
-            defer { Frame.leave(&frame, restoring: previous) }
+        if provider.scope == .factory, let entry = beginPlainFactory(provider.key, provider.name) {
+            defer { ThreadFrames.leave(entry) }
             return provider.make()
         }
         guard let handover = appContainer(resolving: provider.key, provider.scope) else {

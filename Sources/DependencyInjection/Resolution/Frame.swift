@@ -140,17 +140,11 @@ class Frame: @unchecked Sendable {
     @exclusivity(unchecked) private(set) var bucket: Int
     /// The next frame of the same bucket further out, while this one is filed on its thread.
     /// Only its own thread touches it, while the frame is filed.
-    @exclusivity(unchecked) var sameBucketBelow: UnsafeMutableRawPointer?
+    @exclusivity(unchecked) var sameBucketBelow: ThreadFrames.Word?
     /// The graph instances of the outermost resolution this frame runs, if it is one: only
     /// its owner touches them, one step at a time, while the frame is active, and they go
     /// when it ends. Exclusivity is not checked dynamically: every construction would pay.
     @exclusivity(unchecked) var graphInstances = GraphInstances()
-    /// Whether an owner other than this frame's may have seen it: it, or a frame running
-    /// inside it, was bound as a task-local value, which tasks inherit. Only the owner
-    /// reads and writes it. A shared frame is never reused: see ``leave(_:restoring:)``.
-    /// (The wait graph also reads waiters' frames, but only under its lock, which a waiter
-    /// takes again before its frame can end.)
-    @exclusivity(unchecked) private var isShared = false
 
     init(
         container: ObjectIdentifier, building: DependencyContainer, keepsResult: Bool, key: RegistrationKey,
@@ -170,67 +164,10 @@ class Frame: @unchecked Sendable {
         self.bucket = Frame.bucket(of: key, in: container)
     }
 
-    /// A frame for a factory that nothing else sees (see
-    /// ``DependencyContainer/beginPlainFactory(_:_:)``): an ended one of this thread's,
-    /// reused, or a new one.
-    static func plain(
-        container: DependencyContainer, key: RegistrationKey, site: Site, owner: Owner, parent: Frame?,
-        thread: ThreadFrames.Slot
-    ) -> Frame {
-        let id = ObjectIdentifier(container)
-        guard let frame = thread.takeSpare() else {
-            return Frame(
-                container: id, building: container, keepsResult: false, key: key, site: site, servesScope: nil,
-                trace: nil, owner: owner, parent: parent)
-        }
-        (frame.container, frame.building, frame.buildingID, frame.keepsResult) = (id, container, id, false)
-        (frame.key, frame.site, frame.servesScope, frame.owner) = (key, site, nil, owner)
-        (frame.parent, frame.trace, frame.depth) = (parent, nil, (parent?.depth ?? -1) + 1)
-        frame.bucket = Frame.bucket(of: key, in: id)
-        frame.activeWord = UnsafeRawPointer(bitPattern: 1)
-        return frame
-    }
-
-    /// Ends a plain factory's frame, and keeps it for reuse on this thread when no one
-    /// else holds it.
-    ///
-    /// A frame is reused only if its owner alone ever saw it (see ``markShared()``): a
-    /// task that read it and let go of it leaves no trace the reuse would wait for.
-    @usableFromInline
-    static func leave(_ frame: inout Frame, restoring previous: ThreadFrames.Entry) {
-        frame.leave(restoring: previous)
-        guard !frame.isShared, isKnownUniquelyReferenced(&frame) else { return }
-        // What the frame refers to goes now, as it would with the frame: the enclosing
-        // frame, and the argument of a parameterized registration.
-        frame.parent = nil
-        if frame.key.argument != nil { frame.key = frame.key.registration }
-        previous.thread.keepSpare(frame)
-    }
-
-    /// Marks this frame, and the frames of its owner it runs inside, as seen by other
-    /// owners, before they can be: a task started inside it inherits the chain. The walk
-    /// stops at the first frame already marked, or of another owner (which its own owner
-    /// marked when it shared it).
-    ///
-    /// ```swift
-    /// frame.markShared()
-    /// return try Frame.$bound.withValue(frame, operation: body)
-    /// ```
-    func markShared() {
-        // Unowned references: every frame on the way is held by the one inside it.
-        unowned(unsafe) var current = self
-        while !current.isShared {
-            current.isShared = true
-            guard let parent = current.parent, parent.owner == owner else { return }
-            current = parent
-        }
-    }
-
     /// Runs `body` with this frame bound as the innermost construction, and ends the frame
     /// when `body` returns.
     func bind<Result>(_ body: () throws -> Result) rethrows -> Result {
         guard fitsThreadSlot else {
-            markShared()
             Frame.boundCount.increment()
             defer {
                 Frame.boundCount.decrement()
@@ -245,7 +182,6 @@ class Frame: @unchecked Sendable {
         // it resolves joins the batch; other frames matter only to their own owner, and
         // stay off the task-local chain.
         guard keepsResult || trace != nil else { return try body() }
-        markShared()
         Frame.boundCount.increment()
         defer { Frame.boundCount.decrement() }
         return try Frame.$bound.withValue(self, operation: body)
@@ -256,7 +192,6 @@ class Frame: @unchecked Sendable {
     func bind<Result>(
         _ body: () async throws -> Result, isolation: isolated (any Actor)? = #isolation
     ) async rethrows -> Result {
-        markShared()
         Frame.boundCount.increment()
         defer {
             Frame.boundCount.decrement()
@@ -286,22 +221,20 @@ class Frame: @unchecked Sendable {
     /// construction runs on that construction's thread, and is someone else.
     static var ownerAndInnermost: (Owner, Frame?) {
         let owner = Owner.current
-        return (owner, innermost(of: owner, onThread: ThreadFrames.innermost))
+        return (owner, ThreadFrames.innermost(of: owner) ?? innermostBound)
     }
 
-    /// The innermost construction of `owner`: the thread's innermost synchronous one if
-    /// `owner` filed it, else the task's bound one.
+    /// The task's innermost bound construction, if any.
     @inline(__always)
-    static func innermost(of owner: Owner, onThread threadInnermost: Frame?) -> Frame? {
-        if let threadInnermost, threadInnermost.owner == owner { return threadInnermost }
-        return boundCount.isZero ? nil : bound
+    static var innermostBound: Frame? {
+        boundCount.isZero ? nil : bound
     }
 
     /// Whether any construction may be running here: a frame in this thread's slot, or a
     /// task-local one anywhere. When there is none, no construction builds what runs now,
     /// and callers skip the owner lookup (a few hundred instructions).
     static var mayBeBuilding: Bool {
-        ThreadFrames.innermost != nil || !boundCount.isZero
+        ThreadFrames.isBuilding || !boundCount.isZero
     }
 
     /// Whether this frame may be filed in its thread's slot: not when the thread's innermost
@@ -309,7 +242,7 @@ class Frame: @unchecked Sendable {
     /// thread of the construction that started it), whose chain it must not join.
     @usableFromInline
     final var fitsThreadSlot: Bool {
-        ThreadFrames.innermost.map { $0.owner == owner } ?? true
+        ThreadFrames.innermostOwner.map { $0 == owner } ?? true
     }
 
     /// The container building an object on this thread, or in this task, right now: the
@@ -363,39 +296,62 @@ class Frame: @unchecked Sendable {
     /// `container`: building it again could only recurse forever. Frames inherited from
     /// the task that created this one belong to someone else and end the walk, and so do
     /// ended ones.
-    ///
-    /// A caller that has fetched its thread's slot passes it as `thread`, sparing a lookup.
     static func checkNoCycle(
-        building key: RegistrationKey, in container: ObjectIdentifier, site: Site, owner: Owner, from innermost: Frame?,
-        thread: ThreadFrames.Slot? = nil
+        building key: RegistrationKey, in container: ObjectIdentifier, site: Site, owner: Owner, from innermost: Frame?
     ) {
-        var frame = innermost
-        // This thread's own frames: only those filed in the same bucket can match, then
-        // the chain the outermost of them started in.
-        if let innermost,
-            let filed = thread.map({ $0.sameBucket(as: bucket(of: key, in: container), below: innermost) })
-                ?? ThreadFrames.sameBucket(as: bucket(of: key, in: container), below: innermost)
-        {
-            var candidate = filed.candidates
-            while let own = candidate {
-                if own.container == container && own.key == key {
-                    CycleReport.stop(own.sites(to: innermost), closing: site)
-                }
-                candidate = ThreadFrames.nextInBucket(after: own)
-            }
-            frame = filed.base
+        guard let innermost else { return }
+        let thread = ThreadFrames.slot
+        if thread.isInnermost(innermost), let word = thread.innermostWord {
+            checkFiled(in: thread, building: key, in: container, site: site, innermost: word)
+            checkOwnChain(from: thread.base, building: key, in: container, site: site, owner: owner, innermost: innermost)
+        } else {
+            checkOwnChain(from: innermost, building: key, in: container, site: site, owner: owner, innermost: innermost)
         }
+    }
+
+    /// Stops with the chain when a frame of this thread's, filed in the bucket of `key` in
+    /// `container`, builds it: only those can match among the thread's frames.
+    @inline(__always)
+    static func checkFiled(
+        in thread: ThreadFrames.Slot, building key: RegistrationKey, in container: ObjectIdentifier,
+        site: @autoclosure () -> Site, innermost: ThreadFrames.Word
+    ) {
+        var candidate = thread.firstInBucket(bucket(of: key, in: container))
+        while let word = candidate {
+            if ThreadFrames.builds(word, key, in: container) {
+                CycleReport.stop(thread.object(for: word).sites(to: thread.object(for: innermost)), closing: site())
+            }
+            candidate = ThreadFrames.nextInBucket(after: word)
+        }
+    }
+
+    /// Stops with the chain when a frame of `owner`'s, from `start` outward while they are
+    /// active, builds `key` in `container`.
+    @inline(__always)
+    static func checkOwnChain(
+        from start: Frame?, building key: RegistrationKey, in container: ObjectIdentifier, site: @autoclosure () -> Site,
+        owner: Owner, innermost: @autoclosure () -> Frame?
+    ) {
+        var frame = start
         while let own = frame, own.owner == owner, own.isActive {
             if own.container == container && own.key == key {
-                CycleReport.stop(own.sites(to: innermost), closing: site)
+                CycleReport.stop(own.sites(to: innermost()), closing: site())
             }
             frame = own.parent
         }
     }
 
     /// The bucket of a frame that builds `key` in `container`.
+    ///
+    /// The top bits of one multiply, as in ``RegistrationKey/slot(mask:)``: the buckets
+    /// only spread the frames of one thread's chain, and a chain's keys come from source
+    /// positions and addresses, so the two mixing rounds of a seeded hash would buy nothing
+    /// on every construction. A family's argument contributes its seeded hash.
+    @inline(__always)
     static func bucket(of key: RegistrationKey, in container: ObjectIdentifier) -> Int {
-        key._rawHashValue(seed: Int(bitPattern: UInt(bitPattern: container))) & (ThreadFrames.bucketCount - 1)
+        var bits = key.position ^ UInt64(UInt(bitPattern: key.type)) ^ UInt64(UInt(bitPattern: container)).byteSwapped
+        if let argument = key.argument { bits ^= UInt64(UInt(bitPattern: argument.hash)) }
+        return Int(truncatingIfNeeded: (bits &* 0x9E37_79B9_7F4A_7C15) &>> (64 - ThreadFrames.bucketBits))
     }
 
     /// The sites from this frame down to `innermost`, outermost first.
@@ -423,7 +379,8 @@ class Frame: @unchecked Sendable {
         return !_stdlib_atomicCompareExchangeStrongPtr(object: activeWordAddress, expected: &seen, desired: nil)
     }
 
-    private func end() {
+    /// Marks the frame ended, and lets go of its graph instances.
+    func end() {
         var active = UnsafeRawPointer(bitPattern: 1)
         _ = _stdlib_atomicCompareExchangeStrongPtr(object: activeWordAddress, expected: &active, desired: nil)
         withExtendedLifetime(graphInstances.takeAll()) {}

@@ -15,11 +15,13 @@ import Musl
 /// ``Frame/keepsResult``) and asynchronous ones are also bound as task-local values;
 /// ``Frame/current`` reads this slot first, then the task-local chain.
 ///
-/// Besides the innermost frame, the slot files this thread's frames by a hash of what they
-/// build, in 64 buckets chained through the frames. The cycle check then looks at the
-/// frames of one bucket instead of the whole chain, so a chain of n constructions costs
-/// O(n), not O(n²). Frames are held unretained: each construction's `bind` keeps its frame
-/// alive while it is filed, and the frames end innermost first.
+/// The slot names each frame by a ``Word``: a ``Frame`` object, or a ``PlainFrame`` that
+/// the slot itself keeps, in a stack of its own. Besides the innermost frame, the slot
+/// files this thread's frames by a hash of what they build, in 64 buckets chained through
+/// the frames. The cycle check then looks at the frames of one bucket instead of the whole
+/// chain, so a chain of n constructions costs O(n), not O(n²). Frames are held
+/// unretained: each construction keeps its frame alive while it is filed, and the frames
+/// end innermost first.
 ///
 /// ```swift
 /// let entry = ThreadFrames.replace(with: frame)
@@ -27,16 +29,25 @@ import Musl
 /// ```
 @usableFromInline
 enum ThreadFrames {
-    /// The words of a thread's slot: the innermost frame, the base (the frame the
-    /// outermost of this thread's frames started in, if any), then the buckets.
-    private static let innermostWord = 0
-    private static let baseWord = 1
-    private static let spareCountWord = 2
-    private static let firstSpareWord = 3
-    /// How many ended frames a thread keeps for reuse: enough for a chain of factories.
-    static let spareCapacity = 16
-    private static let firstBucketWord = firstSpareWord + spareCapacity
-    static let bucketCount = 64
+    /// A frame as the slot names it: a ``Frame`` object's address, or a ``PlainFrame``'s
+    /// address with its lowest bit set (objects are aligned to 16 bytes, plain frames to 8).
+    typealias Word = UnsafeMutableRawPointer
+
+    /// The indices of the words of a thread's slot: the innermost frame, the base (the frame the
+    /// outermost of this thread's frames started in, if any), the block of plain frames in
+    /// use and how many of its places are taken, the first block, then the buckets.
+    private static let innermostIndex = 0
+    private static let baseIndex = 1
+    private static let plainBlockIndex = 2
+    private static let plainCountIndex = 3
+    private static let firstPlainBlockIndex = 4
+    private static let firstBucketIndex = 5
+    static let bucketBits = 6
+    static let bucketCount = 1 << bucketBits
+    /// How many plain frames one block of a thread's stack holds: enough for the chains of
+    /// factories apps write. A deeper chain goes on in another block, made then and kept
+    /// until the thread ends; plain frames never move, since words name them by address.
+    static let plainBlockCapacity = 64
 
     /// The key of each thread's slot, allocated on the thread's first construction and
     /// freed when the thread exits. Changing words of one's own costs less than
@@ -45,14 +56,18 @@ enum ThreadFrames {
         var key = pthread_key_t()
         let status = pthread_key_create(&key) { words in
             guard let words else { return }
-            Slot(words: words.assumingMemoryBound(to: UnsafeMutableRawPointer?.self)).releaseSpares()
+            var block = words.assumingMemoryBound(to: Word?.self)[firstPlainBlockIndex].map(PlainBlock.init)
+            while let current = block {
+                block = current.above
+                free(current.address)
+            }
             free(words)
         }
         precondition(status == 0, "pthread_key_create failed with \(status)")
         return key
     }()
 
-    fileprivate typealias Words = UnsafeMutablePointer<UnsafeMutableRawPointer?>
+    fileprivate typealias Words = UnsafeMutablePointer<Word?>
 
     /// This thread's slot, made on first use.
     ///
@@ -60,37 +75,63 @@ enum ThreadFrames {
     /// road: the innermost frame, the cycle check, the filing) fetches the slot once here
     /// and asks it, instead of looking it up by key each time.
     static var slot: Slot {
-        if let words = pthread_getspecific(key) { return Slot(words: words.assumingMemoryBound(to: UnsafeMutableRawPointer?.self)) }
-        let count = firstBucketWord + bucketCount
-        let words = malloc(count * MemoryLayout<UnsafeMutableRawPointer?>.stride)!
-            .bindMemory(to: UnsafeMutableRawPointer?.self, capacity: count)
+        if let words = pthread_getspecific(key) { return Slot(words: words.assumingMemoryBound(to: Word?.self)) }
+        let count = firstBucketIndex + bucketCount
+        let words = malloc(count * MemoryLayout<Word?>.stride)!.bindMemory(to: Word?.self, capacity: count)
         words.initialize(repeating: nil, count: count)
+        let block = PlainBlock.make(below: nil)
+        (words[plainBlockIndex], words[firstPlainBlockIndex]) = (block.address, block.address)
         pthread_setspecific(key, words)
         return Slot(words: words)
     }
 
-    private static func frame(_ word: UnsafeMutableRawPointer?) -> Frame? {
-        word.map { Unmanaged<Frame>.fromOpaque($0).takeUnretainedValue() }
+    /// This thread's slot, if it has made one.
+    private static var existingSlot: Slot? {
+        pthread_getspecific(key).map { Slot(words: $0.assumingMemoryBound(to: Word?.self)) }
     }
 
-    /// The innermost synchronous construction running on this thread, if any.
-    static var innermost: Frame? {
-        guard let words = pthread_getspecific(key) else { return nil }
-        return Slot(words: words.assumingMemoryBound(to: UnsafeMutableRawPointer?.self)).innermost
+    /// The plain frame a word names, if it names one.
+    @inline(__always)
+    static func plain(_ word: Word) -> UnsafeMutablePointer<PlainFrame>? {
+        let bits = UInt(bitPattern: word)
+        guard bits & 1 != 0 else { return nil }
+        return UnsafeMutablePointer(bitPattern: bits & ~1)
     }
 
-    /// The frames of this thread filed in `bucket`, innermost first, then the frame the
-    /// thread's outermost construction started in: what a cycle check looks at when
-    /// `innermost` is this thread's innermost frame. `nil` when it is not.
-    static func sameBucket(as bucket: Int, below innermost: Frame) -> (candidates: Frame?, base: Frame?)? {
-        guard let words = pthread_getspecific(key) else { return nil }
-        return Slot(words: words.assumingMemoryBound(to: UnsafeMutableRawPointer?.self))
-            .sameBucket(as: bucket, below: innermost)
+    /// The owner of the frame a word names.
+    static func owner(of word: Word) -> Owner {
+        if let plain = plain(word) { return plain.pointee.owner }
+        return Unmanaged<Frame>.fromOpaque(word).takeUnretainedValue().owner
     }
 
-    /// The next frame filed in the same bucket as `frame`, further out.
-    static func nextInBucket(after frame: Frame) -> Frame? {
-        self.frame(frame.sameBucketBelow)
+    /// Whether the frame a word names builds `key` in `container`.
+    static func builds(_ word: Word, _ key: RegistrationKey, in container: ObjectIdentifier) -> Bool {
+        if let plain = plain(word) { return plain.pointee.builds(key, in: container) }
+        let frame = Unmanaged<Frame>.fromOpaque(word).takeUnretainedValue()
+        return frame.container == container && frame.key == key
+    }
+
+    /// The next frame filed in the same bucket as the one a word names, further out.
+    static func nextInBucket(after word: Word) -> Word? {
+        if let plain = plain(word) { return plain.pointee.sameBucketBelow }
+        return Unmanaged<Frame>.fromOpaque(word).takeUnretainedValue().sameBucketBelow
+    }
+
+    /// The owner of the innermost synchronous construction running on this thread, if any.
+    static var innermostOwner: Owner? {
+        existingSlot?.innermostWord.map(owner(of:))
+    }
+
+    /// Whether a synchronous construction is running on this thread.
+    static var isBuilding: Bool {
+        existingSlot?.innermostWord != nil
+    }
+
+    /// The innermost synchronous construction running on this thread, if `owner` runs it,
+    /// as an object (made now if it is a plain frame).
+    static func innermost(of owner: Owner) -> Frame? {
+        guard let slot = existingSlot, let word = slot.innermostWord, Self.owner(of: word) == owner else { return nil }
+        return slot.object(for: word)
     }
 
     /// Makes `frame` this thread's innermost construction, and files it in its bucket.
@@ -103,50 +144,87 @@ enum ThreadFrames {
         fileprivate let words: Words
 
         /// The innermost synchronous construction running on the slot's thread, if any.
-        var innermost: Frame? { ThreadFrames.frame(words[innermostWord]) }
+        var innermostWord: Word? { words[innermostIndex] }
 
-        /// What ``ThreadFrames/sameBucket(as:below:)`` answers, for this slot.
-        func sameBucket(as bucket: Int, below innermost: Frame) -> (candidates: Frame?, base: Frame?)? {
-            guard words[innermostWord] == Unmanaged.passUnretained(innermost).toOpaque() else { return nil }
-            return (ThreadFrames.frame(words[firstBucketWord + bucket]), ThreadFrames.frame(words[baseWord]))
+        /// The frame the outermost of the thread's frames started in, if any.
+        var base: Frame? { words[baseIndex].map { Unmanaged<Frame>.fromOpaque($0).takeUnretainedValue() } }
+
+        /// The innermost frame of the thread filed in `bucket`, if any.
+        func firstInBucket(_ bucket: Int) -> Word? { words[firstBucketIndex + bucket] }
+
+        /// Whether `frame` is this thread's innermost construction: the object filed, or the
+        /// one made for the plain frame filed.
+        func isInnermost(_ frame: Frame) -> Bool {
+            guard let word = words[innermostIndex] else { return false }
+            let object = Unmanaged.passUnretained(frame)
+            if let plain = ThreadFrames.plain(word) { return plain.pointee.object?.toOpaque() == object.toOpaque() }
+            return word == object.toOpaque()
         }
 
-        /// How many ended frames the thread keeps for reuse.
-        fileprivate(set) var spareCount: Int {
-            get { Int(bitPattern: words[spareCountWord]) }
-            nonmutating set { words[spareCountWord] = UnsafeMutableRawPointer(bitPattern: newValue) }
+        /// The block of the stack of plain frames in use.
+        fileprivate var plainBlock: PlainBlock {
+            get { PlainBlock(address: words[plainBlockIndex].unsafelyUnwrapped) }
+            nonmutating set { words[plainBlockIndex] = newValue.address }
         }
 
-        /// An ended frame of this thread's to reuse, if one is kept.
-        func takeSpare() -> Frame? {
-            let count = spareCount
-            guard count > 0 else { return nil }
-            spareCount = count - 1
-            return Unmanaged<Frame>.fromOpaque(words[firstSpareWord + count - 1].unsafelyUnwrapped).takeRetainedValue()
+        /// How many places of the block in use are taken.
+        fileprivate var plainCount: Int {
+            get { Int(bitPattern: words[plainCountIndex]) }
+            nonmutating set { words[plainCountIndex] = Word(bitPattern: newValue) }
         }
 
-        /// Keeps `frame`, ended and referenced by no one else, for reuse on this thread.
-        func keepSpare(_ frame: Frame) {
-            let count = spareCount
-            guard count < spareCapacity else { return }
-            words[firstSpareWord + count] = Unmanaged.passRetained(frame).toOpaque()
-            spareCount = count + 1
+        /// How many plain frames the thread's stack holds, in all its blocks.
+        var plainDepth: Int {
+            var (depth, block) = (plainCount, plainBlock.below)
+            while let below = block { (depth, block) = (depth + plainBlockCapacity, below.below) }
+            return depth
         }
 
-        /// Lets go of the kept frames, when the thread ends.
-        fileprivate func releaseSpares() {
-            while let spare = takeSpare() { withExtendedLifetime(spare) {} }
+        /// The object for the frame a word names: the frame itself, or the object made for a
+        /// plain frame, made now, with objects for the plain frames below it that have none.
+        /// The slot holds what it makes until the plain frame's factory ends
+        /// (``ThreadFrames/leave(_:)``).
+        func object(for word: Word) -> Frame {
+            guard let plain = ThreadFrames.plain(word) else { return Unmanaged<Frame>.fromOpaque(word).takeUnretainedValue() }
+            if let object = plain.pointee.object { return object.takeUnretainedValue() }
+            let frame = Frame(
+                container: plain.pointee.container, building: plain.pointee.building, keepsResult: false,
+                key: plain.pointee.key, site: plain.pointee.site, servesScope: nil, trace: nil, owner: plain.pointee.owner,
+                parent: plain.pointee.parent.map(object(for:)))
+            plain.pointee.object = Unmanaged.passRetained(frame)
+            return frame
+        }
+
+        /// Makes `plain` the thread's innermost construction, and files it in its bucket.
+        func file(_ plain: PlainFrame) -> Entry {
+            var (block, count) = (plainBlock, plainCount)
+            if count == plainBlockCapacity {
+                block = block.above ?? block.makeAbove()
+                (plainBlock, count) = (block, 0)
+            }
+            let frame = block.frames + count
+            frame.initialize(to: plain)
+            plainCount = count + 1
+            return file(Word(bitPattern: UInt(bitPattern: frame) | 1).unsafelyUnwrapped, bucket: plain.bucket, parent: plain.parent) {
+                frame.pointee.sameBucketBelow = $0
+            }
         }
 
         /// Makes `frame` the thread's innermost construction, and files it in its bucket.
         func file(_ frame: Frame) -> Entry {
-            let previous = words[innermostWord]
-            let pointer = Unmanaged.passUnretained(frame).toOpaque()
-            if previous == nil { words[baseWord] = frame.parent.map { Unmanaged.passUnretained($0).toOpaque() } }
-            let bucket = firstBucketWord + frame.bucket
-            frame.sameBucketBelow = words[bucket]
-            words[bucket] = pointer
-            words[innermostWord] = pointer
+            file(Unmanaged.passUnretained(frame).toOpaque(), bucket: frame.bucket, parent: frame.parent.map {
+                Unmanaged.passUnretained($0).toOpaque()
+            }) { frame.sameBucketBelow = $0 }
+        }
+
+        @inline(__always)
+        private func file(_ word: Word, bucket: Int, parent: Word?, linkingBelow link: (Word?) -> Void) -> Entry {
+            let previous = words[innermostIndex]
+            if previous == nil { words[baseIndex] = parent }
+            let bucket = firstBucketIndex + bucket
+            link(words[bucket])
+            words[bucket] = word
+            words[innermostIndex] = word
             return Entry(slot: words, previous: previous)
         }
     }
@@ -154,8 +232,8 @@ enum ThreadFrames {
     /// What a construction puts back in the slot when it ends.
     @usableFromInline
     struct Entry {
-        let slot: UnsafeMutablePointer<UnsafeMutableRawPointer?>
-        let previous: UnsafeMutableRawPointer?
+        let slot: UnsafeMutablePointer<Word?>
+        let previous: Word?
 
         /// The slot of the thread the entry was made on.
         var thread: Slot { Slot(words: slot) }
@@ -163,8 +241,65 @@ enum ThreadFrames {
 
     /// Puts back what ``replace(with:)`` returned, when `frame`'s construction ends.
     static func restore(_ entry: Entry, removing frame: Frame) {
-        entry.slot[firstBucketWord + frame.bucket] = frame.sameBucketBelow
-        entry.slot[innermostWord] = entry.previous
-        if entry.previous == nil { entry.slot[baseWord] = nil }
+        entry.slot[firstBucketIndex + frame.bucket] = frame.sameBucketBelow
+        entry.slot[innermostIndex] = entry.previous
+        if entry.previous == nil { entry.slot[baseIndex] = nil }
+    }
+
+    /// Ends the innermost plain frame, which ``Slot/file(parent:owner:building:key:name:bucket:)`` filed, and the
+    /// object made for it, if any.
+    @usableFromInline
+    static func leave(_ entry: Entry) {
+        let slot = entry.thread
+        let (block, count) = (slot.plainBlock, slot.plainCount - 1)
+        let frame = block.frames + count
+        entry.slot[firstBucketIndex + frame.pointee.bucket] = frame.pointee.sameBucketBelow
+        entry.slot[innermostIndex] = entry.previous
+        if entry.previous == nil { entry.slot[baseIndex] = nil }
+        if count == 0, let below = block.below {
+            (slot.plainBlock, slot.plainCount) = (below, plainBlockCapacity)
+        } else {
+            slot.plainCount = count
+        }
+        if let object = frame.pointee.object {
+            object.takeUnretainedValue().end()
+            object.release()
+        }
+    }
+}
+
+/// One block of a thread's stack of plain frames: two words that link it to the blocks
+/// below and above it, then ``ThreadFrames/plainBlockCapacity`` places.
+struct PlainBlock {
+    let address: UnsafeMutableRawPointer
+
+    private static let headerSize = 2 * MemoryLayout<UnsafeMutableRawPointer?>.stride
+
+    /// A new block, empty, above `below`.
+    static func make(below: PlainBlock?) -> PlainBlock {
+        let size = headerSize + ThreadFrames.plainBlockCapacity * MemoryLayout<PlainFrame>.stride
+        let block = PlainBlock(address: malloc(size)!)
+        block.links.initialize(repeating: nil, count: 2)
+        block.links[0] = below?.address
+        return block
+    }
+
+    private var links: UnsafeMutablePointer<UnsafeMutableRawPointer?> {
+        address.assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
+    }
+
+    var below: PlainBlock? { links[0].map(PlainBlock.init) }
+    var above: PlainBlock? { links[1].map(PlainBlock.init) }
+
+    /// A new block above this one, kept for the next time the stack grows past this one.
+    func makeAbove() -> PlainBlock {
+        let block = PlainBlock.make(below: self)
+        links[1] = block.address
+        return block
+    }
+
+    /// The first place. Places are 8-byte aligned, so a word can mark them with its lowest bit.
+    var frames: UnsafeMutablePointer<PlainFrame> {
+        (address + Self.headerSize).assumingMemoryBound(to: PlainFrame.self)
     }
 }

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import DependencyInjection
 
-// Attacks on the reuse of plain factories' frames: user code that runs while a frame ends
+// Attacks on plain factories' frames: user code that runs while a frame ends
 // or is compared, arguments, properties, waiters, cycles across threads, threads ending.
 
 final class ReentrantGraphThing: @unchecked Sendable {
@@ -112,20 +112,20 @@ extension DependencyContainer {
     var wgInnerB: Provider<Node> { factory { _ = self[countdown: 7](); return self.wgS() } }
 }
 
-@Suite struct FrameReuseAttackTests {
+@Suite struct PlainFrameAttackTests {
     /// Graph instances released at the end of the outermost factory resolve factories in
     /// their deinit, while that frame is being kept.
-    @Test func deinitsRunAsAFrameEndsResolveFactoriesAndTheSparesStayConsistent() async {
+    @Test func deinitsRunAsAFrameEndsResolveFactoriesAndThePlainFramesStayBalanced() async {
         let log = Collected<Int>()
-        let (values, spares) = await onAThreadThatEnds {
+        let (values, plainLeft) = await onAThreadThatEnds {
             let container = DependencyContainer()
             container.setValue(log, forKey: "log")
             var values: [Int] = []
             for n in [0, 1, 5, 20, 3] { values.append(container[graphOuter: n]()) }
-            return (values, ThreadFrames.slot.spareCount)
+            return (values, ThreadFrames.slot.plainDepth)
         }
         #expect(values == [0, 1, 5, 20, 3])
-        #expect(spares <= ThreadFrames.spareCapacity)
+        #expect(plainLeft == 0)
         #expect(log.values.count == 10 && log.values.allSatisfy { $0 == 30 || $0 == 1 })
     }
 
@@ -142,15 +142,15 @@ extension DependencyContainer {
     /// Arguments whose deinit resolves parameterized factories with new arguments.
     @Test func argumentsWhoseDeinitResolvesAreEachReleasedOnce() async {
         let releases = Counter()
-        let spares = await onAThreadThatEnds {
+        let plainLeft = await onAThreadThatEnds {
             let container = DependencyContainer()
             for id in 0..<50 {
                 _ = container[reentrantArgument: ReentrantArgument(
                     id: id * 1000, depth: 3, container: container, releases: releases)]()
             }
-            return ThreadFrames.slot.spareCount
+            return ThreadFrames.slot.plainDepth
         }
-        #expect(spares <= ThreadFrames.spareCapacity)
+        #expect(plainLeft == 0)
         #expect(releases.count == 50 * 4)
     }
 
@@ -169,8 +169,8 @@ extension DependencyContainer {
     }
 
     /// A property created in a factory resolves from the container that built its owner,
-    /// whichever container the reused frame served before (one of them released).
-    @Test func aPropertyCreatedOnAReusedFrameResolvesFromItsBuilder() async {
+    /// whichever container the previous plain frame in that place served (one of them released).
+    @Test func aPropertyCreatedOnAPlainFrameResolvesFromItsBuilder() async {
         let tags = await onAThreadThatEnds {
             var tags: [String] = []
             let kept = DependencyContainer()
@@ -191,11 +191,11 @@ extension DependencyContainer {
         #expect(tags == (0..<20).flatMap { ["temp\($0)", "kept"] })
     }
 
-    /// A cycle across two threads, closed in factories whose frames were reused: the
+    /// A cycle across two threads, closed in factories that run in plain frames: the
     /// message names both threads' factories.
-    @Test func aCycleAcrossThreadsThroughReusedFramesNamesEveryLink() async {
+    @Test func aCycleAcrossThreadsThroughPlainFramesNamesEveryLink() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            endProcessIfHung("a cycle across two threads through reused frames")
+            endProcessIfHung("a cycle across two threads through plain frames")
             let container = DependencyContainer()
             container.setValue(Rendezvous(), forKey: "rendezvous")
             let otherFinished = DispatchSemaphore(value: 0)
@@ -214,7 +214,7 @@ extension DependencyContainer {
 
     /// Threads released together ask, inside two factories, for a singleton another of
     /// them builds: most wait, their innermost frames seen by the wait graph.
-    @Test func waitersInsideFactoriesWhileTheirThreadsReuseFrames() async {
+    @Test func waitersInsideFactoriesWhileTheirThreadsFileAndEndPlainFrames() async {
         let container = DependencyContainer()
         let values = Collected<Int>()
         for round in 0..<30 {
@@ -228,8 +228,8 @@ extension DependencyContainer {
     }
 
     /// Threads that end (each `concurrently` thread ends after its body) while others
-    /// still resolve: their kept frames are released at their end.
-    @Test func threadsEndingWithKeptFramesWhileOthersResolve() async {
+    /// still resolve: their slots, with the stacks of plain frames, are freed at their end.
+    @Test func threadsEndingWithTheirSlotsWhileOthersResolve() async {
         let container = DependencyContainer()
         let values = Collected<Int>()
         for _ in 0..<15 {

@@ -100,94 +100,100 @@ private final class ThreadWork {
     init(_ body: @escaping @Sendable () -> Void) { self.body = body }
 }
 
-/// A plain factory's frame is reused by the next construction on its thread, unless
-/// another owner may have seen it, and what it referred to is let go when it ends.
-@Suite struct FrameReuseTests {
-    @Test func aThreadReusesTheFrameOfAFactoryThatEnded() async {
-        let (first, spares, second, sparesAfter) = await onAThreadThatEnds {
-            let container = DependencyContainer()
-            let first = container.frameSeen()
-            let spares = ThreadFrames.slot.spareCount
-            return (first.frame, spares, container.frameSeen().frame, ThreadFrames.slot.spareCount)
+/// What a factory saw of its own frame: whether the thread's slot keeps it as a plain
+/// frame, and the object made for it when asked.
+struct PlainFrameSeen: @unchecked Sendable {
+    let isPlainInSlot: Bool
+    let object: Frame?
+    let sameObjectAgain: Bool
+}
+
+extension DependencyContainer {
+    var plainFrameSeen: Provider<PlainFrameSeen> {
+        factory {
+            let slot = ThreadFrames.slot
+            let isPlain = slot.innermostWord.map { ThreadFrames.plain($0) != nil } ?? false
+            let object = Frame.current
+            return PlainFrameSeen(isPlainInSlot: isPlain, object: object, sameObjectAgain: Frame.current === object)
         }
-        #expect(spares == 1 && sparesAfter == 1)
-        #expect(first != nil && first == second)
+    }
+    /// A factory whose frame no one asks for: it only counts the thread's plain frames.
+    var plainFramesNow: Provider<Int> { factory { ThreadFrames.slot.plainDepth } }
+}
+
+/// A plain factory's frame is a few words in its thread's slot: an object is made for it
+/// only when something asks for one, it ends with the factory, and nothing it names is
+/// held past the factory.
+@Suite struct PlainFrameTests {
+    @Test func aFactoryRunsInAPlainFrameThatGoesWhenItEnds() async {
+        let (inside, nested, after, innermostAfter) = await onAThreadThatEnds {
+            let container = DependencyContainer()
+            let inside = container.plainFramesNow()
+            let nested = container[countdown: 3]()
+            return (inside, nested, ThreadFrames.slot.plainDepth, ThreadFrames.slot.innermostWord == nil)
+        }
+        #expect(inside == 1)
+        #expect(nested == 3)
+        #expect(after == 0 && innermostAfter, "a plain frame outlived its factory")
     }
 
-    @Test func aChainKeepsAtMostTheSpareCapacityAndEveryLevelIsRight() async {
-        let (values, spares) = await onAThreadThatEnds {
-            let container = DependencyContainer()
-            return ([container[countdown: 40](), container[countdown: 40]()], ThreadFrames.slot.spareCount)
-        }
-        #expect(values == [40, 40])
-        #expect(spares == ThreadFrames.spareCapacity)
-    }
-
-    @Test func framesKeptForReuseGoWithTheirThread() async {
+    @Test func askingForTheFrameMakesOneObjectThatEndsWithTheFactory() async {
         final class WeakFrame: @unchecked Sendable { weak var frame: Frame? }
         let kept = WeakFrame()
-        let found = await onAThreadThatEnds {
-            _ = DependencyContainer()[countdown: 3]()
-            guard let spare = ThreadFrames.slot.takeSpare() else { return false }
-            kept.frame = spare
-            ThreadFrames.slot.keepSpare(spare)
-            return true
+        let (isPlain, made, sameAgain, activeAfter) = await onAThreadThatEnds {
+            let seen = DependencyContainer().plainFrameSeen()
+            kept.frame = seen.object
+            return (seen.isPlainInSlot, seen.object != nil, seen.sameObjectAgain, seen.object?.isActive)
         }
-        let released = kept.frame == nil
-        #expect(found, "the thread kept no frame")
-        #expect(released, "the ended thread still holds the frames it kept")
+        #expect(isPlain)
+        #expect(made && sameAgain, "each ask made another object")
+        #expect(activeAfter == false, "the object outlived its factory as an active frame")
+        #expect(kept.frame == nil, "the slot still holds the object made for an ended factory")
+    }
+
+    @Test func aChainDeeperThanABlockOfPlainFramesGoesOnInAnother() async {
+        let (values, after) = await onAThreadThatEnds {
+            let container = DependencyContainer()
+            let depth = ThreadFrames.plainBlockCapacity * 3
+            return ([container[countdown: depth](), container[countdown: 5]()], ThreadFrames.slot.plainDepth)
+        }
+        #expect(values == [ThreadFrames.plainBlockCapacity * 3, 5])
+        #expect(after == 0)
     }
 
     @Test func theArgumentOfAParameterizedFactoryIsReleasedWhenItsResolutionEnds() async {
         let releases = Counter()
-        let (spares, released) = await onAThreadThatEnds {
+        let released = await onAThreadThatEnds {
             let container = DependencyContainer()
             for id in 0..<3 { _ = container[frameSeenFor: CountedArgument(id: id, releases: releases)]() }
-            return (ThreadFrames.slot.spareCount, releases.count)
+            return releases.count
         }
-        #expect(spares == 1)
-        #expect(released == 3, "a frame kept for reuse still holds an argument")
+        #expect(released == 3, "a frame still holds an argument")
     }
 
-    @Test func aFrameUnderAFrameBoundForTasksIsNeverReused() async {
-        let (spares, afterSingleton, afterFactory) = await onAThreadThatEnds {
+    @Test func aFrameObjectATaskReadsStaysValidAfterItsFactoryEnds() async {
+        let readers = await onAThreadThatEnds {
             let container = DependencyContainer()
-            _ = container.frameSeen()
-            let spares = ThreadFrames.slot.spareCount
-            // The singleton's frame is bound as a task-local value, so that a task its
-            // construction starts sees the chain, down to this factory's frame: however
-            // the construction ends, the factory's frame may have been read elsewhere.
-            _ = container.seenUnderASingleton()
-            let afterSingleton = ThreadFrames.slot.spareCount
-            _ = container.frameSeen()
-            return (spares, afterSingleton, ThreadFrames.slot.spareCount)
-        }
-        #expect(spares == 1)
-        #expect(afterSingleton == 0, "a frame other owners may have seen went back to the spares")
-        #expect(afterFactory == 1)
-    }
-
-    @Test func aFrameATaskMayHaveReadIsNotReused() async {
-        let (spares, afterSingleton, afterFactories, readers) = await onAThreadThatEnds {
-            let container = DependencyContainer()
-            _ = container.frameSeen()
-            let spares = ThreadFrames.slot.spareCount
-            // The singleton's frame is bound for the task it starts, which may read the
-            // chain down to the frame of the factory that asked for it.
+            // The singleton's frame is bound for the task it starts, and its parent is the
+            // object made for the factory's plain frame: the task may read it after both end.
             let first = container.readerUnderASingleton().reader
-            let afterSingleton = ThreadFrames.slot.spareCount
-            // A factory's frame is not bound: the task it starts sees none of the chain,
-            // and both factories' frames go back.
+            // A factory's frame is not bound: the task it starts sees none of the chain.
             let second = container.readerUnderAFactory().reader
-            return (spares, afterSingleton, ThreadFrames.slot.spareCount, [first, second])
+            return [first, second]
         }
-        #expect(spares == 1)
-        #expect(afterSingleton == 0, "a frame another owner saw went back to the spares")
-        #expect(afterFactories == 2)
         for reader in readers { await reader.value }
     }
 
-    @Test func reusedFramesStillFindCyclesAndServeTheirOwnContainer() async {
+    @Test func aFactoryUnderASingletonSeesTheSingletonsFrame() async {
+        let (seen, after) = await onAThreadThatEnds {
+            let container = DependencyContainer()
+            return (container.seenUnderASingleton().frame, ThreadFrames.slot.plainDepth)
+        }
+        #expect(seen != nil)
+        #expect(after == 0)
+    }
+
+    @Test func plainFramesFindCyclesAndServeTheirOwnContainer() async {
         let results = await onAThreadThatEnds {
             let one = DependencyContainer()
             let other = DependencyContainer()
@@ -195,13 +201,23 @@ private final class ThreadWork {
         }
         #expect(results.allSatisfy { $0 })
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            endProcessIfHung("a cycle through reused frames")
+            endProcessIfHung("a cycle through plain frames")
             let container = DependencyContainer()
             for _ in 0..<10 { _ = container[countdown: 10]() }
             _ = container[echo: 1]()
         }
         let chain = CycleChain(result)
         #expect(chain?.namesEachRegistrationOnce == true, "\(standardError(of: result))")
+    }
+
+    @Test func aCycleBeyondTheFirstBlockOfPlainFramesIsFound() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            endProcessIfHung("a cycle past the plain frames")
+            let container = DependencyContainer()
+            _ = container[deepEcho: ThreadFrames.plainBlockCapacity + 10]()
+        }
+        let chain = CycleChain(result)
+        #expect(chain?.names.count == 2 && chain?.namesEachRegistrationOnce == true, "\(standardError(of: result))")
     }
 
     @Test func threadsResolvingFactoriesThatStartTasksReadingTheirFramesDoNotRace() async {
@@ -219,5 +235,12 @@ private final class ThreadWork {
         #expect(finished)
         #expect(values.values.count == 360 && values.values.allSatisfy { $0 == 4 })
         for reader in readers.values { await reader.value }
+    }
+}
+
+extension DependencyContainer {
+    /// `n` factories deep, then a factory that asks for itself.
+    subscript(deepEcho n: Int) -> Provider<Int> {
+        factory(n) { n == 0 ? self[echo: 0]() : self[deepEcho: n - 1]() }
     }
 }
