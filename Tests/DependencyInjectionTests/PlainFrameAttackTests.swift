@@ -58,6 +58,9 @@ extension DependencyContainer {
     var attackPlainLeaf: Provider<Int> { factory { 1 } }
     var containerTag: Provider<String> { factory { self.getValue(forKey: "tag") ?? "none" } }
     var builtWithProperty: Provider<BuiltWithProperty> { factory { BuiltWithProperty() } }
+    subscript(propertyUnder n: Int) -> Provider<BuiltWithProperty> {
+        factory(n) { n == 0 ? BuiltWithProperty() : self[propertyUnder: n - 1]() }
+    }
     var builtWithPropertyDeep: Provider<BuiltWithProperty> { factory { _ = self[countdown: 3](); return self.builtWithProperty() } }
 
     var reentrantGraph: Provider<ReentrantGraphThing> {
@@ -189,6 +192,19 @@ extension DependencyContainer {
             return tags
         }
         #expect(tags == (0..<20).flatMap { ["temp\($0)", "kept"] })
+    }
+
+    /// A property created under thousands of plain frames, past many blocks: asking which
+    /// container builds it makes an object for every one of them, and they all end.
+    @Test func aPropertyCreatedUnderThousandsOfPlainFramesResolvesFromItsBuilder() async {
+        let (tag, depthAfter) = await onAThreadThatEnds {
+            let container = DependencyContainer()
+            container.setValue("deep", forKey: "tag")
+            let object = container[propertyUnder: 3_000]()
+            return (object.tag, ThreadFrames.slot.plainDepth)
+        }
+        #expect(tag == "deep")
+        #expect(depthAfter == 0)
     }
 
     /// A cycle across two threads, closed in factories that run in plain frames: the

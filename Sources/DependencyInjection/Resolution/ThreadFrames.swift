@@ -185,14 +185,33 @@ enum ThreadFrames {
         /// The slot holds what it makes until the plain frame's factory ends
         /// (``ThreadFrames/leave(_:)``).
         func object(for word: Word) -> Frame {
-            guard let plain = ThreadFrames.plain(word) else { return Unmanaged<Frame>.fromOpaque(word).takeUnretainedValue() }
+            guard var plain = ThreadFrames.plain(word) else { return Unmanaged<Frame>.fromOpaque(word).takeUnretainedValue() }
             if let object = plain.pointee.object { return object.takeUnretainedValue() }
-            let frame = Frame(
-                container: plain.pointee.container, building: plain.pointee.building, keepsResult: false,
-                key: plain.pointee.key, site: plain.pointee.site, servesScope: nil, trace: nil, owner: plain.pointee.owner,
-                parent: plain.pointee.parent.map(object(for:)))
-            plain.pointee.object = Unmanaged.passRetained(frame)
-            return frame
+            // Down to the first frame that has an object (or to the start of the chain),
+            // then up, each object the parent of the next: a loop, for chains of any depth.
+            var pending = [plain]
+            var below: Frame?
+            while let parent = plain.pointee.parent {
+                guard let next = ThreadFrames.plain(parent) else {
+                    below = Unmanaged<Frame>.fromOpaque(parent).takeUnretainedValue()
+                    break
+                }
+                if let object = next.pointee.object {
+                    below = object.takeUnretainedValue()
+                    break
+                }
+                pending.append(next)
+                plain = next
+            }
+            for frame in pending.reversed() {
+                let object = Frame(
+                    container: frame.pointee.container, building: frame.pointee.building, keepsResult: false,
+                    key: frame.pointee.key, site: frame.pointee.site, servesScope: nil, trace: nil,
+                    owner: frame.pointee.owner, parent: below)
+                frame.pointee.object = Unmanaged.passRetained(object)
+                below = object
+            }
+            return below.unsafelyUnwrapped
         }
 
         /// Makes `plain` the thread's innermost construction, and files it in its bucket.
