@@ -56,8 +56,7 @@ extension DependencyContainer {
             enclosing = nil
         }
         return thread.file(
-            PlainFrame(
-                parent: enclosing, owner: owner, building: self, key: key, name: name, bucket: Frame.bucket(of: key, in: id)))
+            parent: enclosing, owner: owner, building: self, key: key, name: name, bucket: Frame.bucket(of: key, in: id))
     }
 }
 
