@@ -40,7 +40,12 @@ extension DependencyContainer {
     @inlinable
     func resolveSlowly<Value>(_ provider: Provider<Value>) -> Value {
         if provider.scope == .factory, let entry = beginPlainFactory(provider.key, provider.name) {
-            defer { ThreadFrames.leave(entry) }
+            defer {
+                ThreadFrames.leave(entry)
+                // The plain frame names the provider's container and argument without
+                // holding them: the provider must outlive it, wherever this is inlined.
+                withExtendedLifetime(provider) {}
+            }
             return provider.make()
         }
         guard let handover = appContainer(resolving: provider.key, provider.scope) else {

@@ -19,7 +19,12 @@ import Musl
 /// the slot itself keeps, in a stack of its own. Besides the innermost frame, the slot
 /// files this thread's frames by a hash of what they build, in 64 buckets chained through
 /// the frames. The cycle check then looks at the frames of one bucket instead of the whole
-/// chain, so a chain of n constructions costs O(n), not O(n²). Frames are held
+/// chain: about a sixty-fourth of the comparisons, which keeps the cost per level of the
+/// chains apps write about the same at any depth (the comparisons still grow as n² for
+/// chains of many thousands). All the frames filed belong to the owner that filed the
+/// first: another owner's frames are never filed here (see
+/// ``DependencyContainer/beginPlainFactory(_:_:)`` and ``Frame/fitsThreadSlot``), so
+/// the check needs no owner of the frames it compares. Frames are held
 /// unretained: each construction keeps its frame alive while it is filed, and the frames
 /// end innermost first.
 ///
@@ -187,6 +192,11 @@ enum ThreadFrames {
         func object(for word: Word) -> Frame {
             guard var plain = ThreadFrames.plain(word) else { return Unmanaged<Frame>.fromOpaque(word).takeUnretainedValue() }
             if let object = plain.pointee.object { return object.takeUnretainedValue() }
+            // The common case: the frame below is an object, or has one, or there is none.
+            guard let parent = plain.pointee.parent else { return make(plain, below: nil) }
+            if ThreadFrames.plain(parent).map({ $0.pointee.object != nil }) ?? true {
+                return make(plain, below: object(for: parent))
+            }
             // Down to the first frame that has an object (or to the start of the chain),
             // then up, each object the parent of the next: a loop, for chains of any depth.
             var pending = [plain]
@@ -203,15 +213,19 @@ enum ThreadFrames {
                 pending.append(next)
                 plain = next
             }
-            for frame in pending.reversed() {
-                let object = Frame(
-                    container: frame.pointee.container, building: frame.pointee.building, keepsResult: false,
-                    key: frame.pointee.key, site: frame.pointee.site, servesScope: nil, trace: nil,
-                    owner: frame.pointee.owner, parent: below)
-                frame.pointee.object = Unmanaged.passRetained(object)
-                below = object
-            }
+            for frame in pending.reversed() { below = make(frame, below: below) }
             return below.unsafelyUnwrapped
+        }
+
+        /// Makes the object for `plain`, whose parent is `below`, and keeps it until the
+        /// plain frame ends.
+        private func make(_ plain: UnsafeMutablePointer<PlainFrame>, below: Frame?) -> Frame {
+            let object = Frame(
+                container: plain.pointee.container, building: plain.pointee.building, keepsResult: false,
+                key: plain.pointee.key, site: plain.pointee.site, servesScope: nil, trace: nil,
+                owner: plain.pointee.owner, parent: below)
+            plain.pointee.object = Unmanaged.passRetained(object)
+            return object
         }
 
         /// Makes a plain frame with these fields the thread's innermost construction, and
@@ -282,6 +296,9 @@ enum ThreadFrames {
         let slot = entry.thread
         let (block, count) = (slot.plainBlock, slot.plainCount - 1)
         let frame = block.frames + count
+        assert(
+            entry.slot[innermostIndex] == Word(bitPattern: UInt(bitPattern: frame) | 1),
+            "a plain frame ended while a frame filed after it still runs")
         entry.slot[firstBucketIndex + frame.pointee.bucket] = frame.pointee.sameBucketBelow
         entry.slot[innermostIndex] = entry.previous
         if entry.previous == nil { entry.slot[baseIndex] = nil }
