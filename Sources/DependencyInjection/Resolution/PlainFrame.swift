@@ -19,11 +19,9 @@
 /// are all held by the resolution that runs in it, for as long as it runs.
 ///
 /// ```swift
-/// let plain = PlainFrame(parent: enclosing, owner: owner, building: container, key: key, name: name, bucket: bucket)
-/// if let entry = thread.file(plain) {
-///     defer { ThreadFrames.leave(entry) }
-///     return provider.make()
-/// }
+/// let entry = thread.file(parent: enclosing, owner: owner, building: container, key: key, name: name, bucket: bucket)
+/// defer { ThreadFrames.leave(entry) }
+/// return provider.make()
 /// ```
 struct PlainFrame {
     /// The enclosing frame, as a slot word (see ``ThreadFrames/Word``), unretained: it
