@@ -313,39 +313,3 @@ enum ThreadFrames {
         }
     }
 }
-
-/// One block of a thread's stack of plain frames: two words that link it to the blocks
-/// below and above it, then ``ThreadFrames/plainBlockCapacity`` places.
-struct PlainBlock {
-    let address: UnsafeMutableRawPointer
-
-    private static let headerSize = 2 * MemoryLayout<UnsafeMutableRawPointer?>.stride
-
-    /// A new block, empty, above `below`.
-    static func make(below: PlainBlock?) -> PlainBlock {
-        let size = headerSize + ThreadFrames.plainBlockCapacity * MemoryLayout<PlainFrame>.stride
-        let block = PlainBlock(address: malloc(size)!)
-        block.links.initialize(repeating: nil, count: 2)
-        block.links[0] = below?.address
-        return block
-    }
-
-    private var links: UnsafeMutablePointer<UnsafeMutableRawPointer?> {
-        address.assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
-    }
-
-    var below: PlainBlock? { links[0].map(PlainBlock.init) }
-    var above: PlainBlock? { links[1].map(PlainBlock.init) }
-
-    /// A new block above this one, kept for the next time the stack grows past this one.
-    func makeAbove() -> PlainBlock {
-        let block = PlainBlock.make(below: self)
-        links[1] = block.address
-        return block
-    }
-
-    /// The first place. Places are 8-byte aligned, so a word can mark them with its lowest bit.
-    var frames: UnsafeMutablePointer<PlainFrame> {
-        (address + Self.headerSize).assumingMemoryBound(to: PlainFrame.self)
-    }
-}
