@@ -261,13 +261,12 @@ extension DependencyContainer {
             var frame = Frame.current
             while let parent = frame?.parent { frame = parent }
             outermostMade.set(frame)
-            // The task takes the chain it inherited while the singleton is built (once every
-            // inherited frame has ended, `Frame.current` no longer looks for them), and reads
-            // it after the chain and its thread ended.
-            let taken = DispatchSemaphore(value: 0)
+            // The task holds the chain the singleton is built in, and reads it after the chain
+            // and its thread ended. It is taken here, not in the task: waiting here for the
+            // task to start would wait for a thread of the cooperative pool, which other tests
+            // may hold for as long as their hang guards allow.
+            let inherited = Frame.current
             let task = Task { () -> PF3ChainSeen in
-                let inherited = Frame.current
-                taken.signal()
                 await gate.wait()
                 var (frames, anyActive, names, arguments) = (0, false, [String](), [Int]())
                 var current = inherited
@@ -284,7 +283,6 @@ extension DependencyContainer {
                     sameChainInTask: self[pf3Count: 3](),
                     taggedInTask: self.pf3TaggedMaker().tag)
             }
-            taken.wait()
             return PF3Spawn(task: task, outermostMade: outermostMade)
         }
     }
