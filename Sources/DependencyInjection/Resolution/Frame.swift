@@ -300,11 +300,12 @@ class Frame: @unchecked Sendable {
         building key: RegistrationKey, in container: ObjectIdentifier, site: Site, owner: Owner, from innermost: Frame?
     ) {
         guard let innermost else { return }
-        let thread = ThreadFrames.slot
-        if thread.isInnermost(innermost), let word = thread.innermostWord {
+        if let thread = ThreadFrames.existingSlot, thread.isInnermost(innermost), let word = thread.innermostWord {
             checkFiled(in: thread, building: key, in: container, site: site, innermost: word)
             checkOwnChain(from: thread.base, building: key, in: container, site: site, owner: owner, innermost: innermost)
         } else {
+            // Not this thread's innermost frame (a task's bound one, or none filed here):
+            // the chain from it, without making a slot for a thread that has none.
             checkOwnChain(from: innermost, building: key, in: container, site: site, owner: owner, innermost: innermost)
         }
     }

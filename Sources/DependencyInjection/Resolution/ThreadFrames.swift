@@ -90,8 +90,8 @@ enum ThreadFrames {
         return Slot(words: words)
     }
 
-    /// This thread's slot, if it has made one.
-    private static var existingSlot: Slot? {
+    /// This thread's slot, if it has made one: for a look that must not make one.
+    static var existingSlot: Slot? {
         pthread_getspecific(key).map { Slot(words: $0.assumingMemoryBound(to: Word?.self)) }
     }
 
@@ -284,7 +284,14 @@ enum ThreadFrames {
 
     /// Puts back what ``replace(with:)`` returned, when `frame`'s construction ends.
     static func restore(_ entry: Entry, removing frame: Frame) {
-        entry.slot[firstBucketIndex + frame.bucket] = frame.sameBucketBelow
+        unfile(entry, bucket: frame.bucket, sameBucketBelow: frame.sameBucketBelow)
+    }
+
+    /// Takes the innermost frame, filed in `bucket`, out of the slot: what was filed before
+    /// it becomes the innermost and the head of its bucket again.
+    @inline(__always)
+    private static func unfile(_ entry: Entry, bucket: Int, sameBucketBelow: Word?) {
+        entry.slot[firstBucketIndex + bucket] = sameBucketBelow
         entry.slot[innermostIndex] = entry.previous
         if entry.previous == nil { entry.slot[baseIndex] = nil }
     }
@@ -299,9 +306,7 @@ enum ThreadFrames {
         assert(
             entry.slot[innermostIndex] == Word(bitPattern: UInt(bitPattern: frame) | 1),
             "a plain frame ended while a frame filed after it still runs")
-        entry.slot[firstBucketIndex + frame.pointee.bucket] = frame.pointee.sameBucketBelow
-        entry.slot[innermostIndex] = entry.previous
-        if entry.previous == nil { entry.slot[baseIndex] = nil }
+        unfile(entry, bucket: frame.pointee.bucket, sameBucketBelow: frame.pointee.sameBucketBelow)
         if count == 0, let below = block.below {
             (slot.plainBlock, slot.plainCount) = (below, plainBlockCapacity)
         } else {
