@@ -11,7 +11,12 @@ let package = Package(
         .library(name: "DependencyInjectionTesting", targets: ["DependencyInjectionTesting"]),
     ],
     targets: [
-        .target(name: "DependencyInjection"),
+        // The few machine-level reads the engine makes on every construction (a thread-local
+        // variable, an atomic load, the running task's identity), in C because Swift has no
+        // cheap form of them on this package's oldest systems. Not a product: only
+        // DependencyInjection imports it, internally.
+        .target(name: "_DependencyInjectionShims"),
+        .target(name: "DependencyInjection", dependencies: ["_DependencyInjectionShims"]),
         .target(name: "DependencyInjectionTesting", dependencies: ["DependencyInjection"]),
         .testTarget(name: "DependencyInjectionTests", dependencies: ["DependencyInjection"]),
         .testTarget(
@@ -47,7 +52,8 @@ let package = Package(
     swiftLanguageModes: [.v6]
 )
 
-for target in package.targets {
+// Swift settings, for every target but the C one.
+for target in package.targets where target.name != "_DependencyInjectionShims" {
     var settings = target.swiftSettings ?? []
     settings.append(contentsOf: [
         .enableUpcomingFeature("ExistentialAny"),

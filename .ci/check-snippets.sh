@@ -90,6 +90,10 @@ if [ -z "$modules" ]; then
 fi
 [ -f "$modules/DependencyInjection.swiftmodule" ] || { echo "no DependencyInjection module in $modules"; exit 1; }
 
+# The C module DependencyInjection imports internally: a client compiled by hand needs its
+# module map, as SwiftPM and Xcode find it for a client built by them.
+shims="$(cd "$(dirname "$0")/.." && pwd)/Sources/_DependencyInjectionShims/include"
+
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 
@@ -293,7 +297,7 @@ check_block() {
     if [ "$kind" = manifest ]; then
         flags+=(-I "$manifest_api" -package-description-version 6.0)
     else
-        flags+=(-enable-upcoming-feature ExistentialAny -I "$modules" -I "$work/stand-ins")
+        flags+=(-enable-upcoming-feature ExistentialAny -I "$modules" -I "$shims" -I "$work/stand-ins")
     fi
     if [ "$isolation" = MainActor ]; then
         # As the DefaultMainActorTests target of Package.swift, built the way new app

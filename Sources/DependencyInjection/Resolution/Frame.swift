@@ -1,10 +1,4 @@
-#if canImport(Darwin)
-import Darwin
-#elseif canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
+import _DependencyInjectionShims
 
 /// Who runs a piece of code: a task, or a thread outside any task.
 ///
@@ -20,21 +14,15 @@ struct Owner: Hashable, Sendable {
     static let nobody = Owner(id: 0, isTask: false)
 
     /// The task running this code, or the thread when no task does.
+    ///
+    /// The task's address, not its hash value: two tasks never share an address while both
+    /// run. Read from the concurrency runtime through `_DependencyInjectionShims`, as
+    /// `withUnsafeCurrentTask` reads it but without that function's generic call and
+    /// closure, some 50 instructions on every construction. A thread is named by the
+    /// address of one of its thread-local variables, which needs no call either.
     static var current: Owner {
-        // The task's address, not its hash value: two tasks never share an address while
-        // both run, and hashing costs more than the rest of a cache hit. Read as the bits of
-        // the optional (a task reference, so `nil` is zero): `UnsafeCurrentTask` comes
-        // from a library built for evolution, and unwrapping or copying it goes through
-        // its value witnesses, which cost every construction some 280 instructions more.
-        let task = withUnsafeCurrentTask { unsafeBitCast($0, to: Int.self) }
-        if task != 0 {
-            return Owner(id: task, isTask: true)
-        }
-        #if canImport(Darwin)
-        return Owner(id: Int(bitPattern: pthread_self()), isTask: false)
-        #else
-        return Owner(id: Int(bitPattern: UInt(pthread_self())), isTask: false)
-        #endif
+        if let task = _di_running_task() { return Owner(id: Int(bitPattern: task), isTask: true) }
+        return Owner(id: Int(bitPattern: _di_thread_identity()), isTask: false)
     }
 }
 
@@ -106,7 +94,21 @@ class Frame: @unchecked Sendable {
     /// How many frames are bound as task-local values right now, in the whole process. While
     /// none is, every frame a task inherited has ended, and ``current`` skips the task-local
     /// lookup.
-    private static let boundCount = _AtomicCounter()
+    ///
+    /// The count is a C word of `_DependencyInjectionShims`: every construction reads it,
+    /// and there it is a plain atomic load (on this package's oldest systems Swift offers
+    /// one only as a compare-and-exchange, which writes the shared word), with no one-time
+    /// initialization before it.
+    ///
+    /// ```swift
+    /// BoundCount.increment()
+    /// defer { BoundCount.decrement() }
+    /// ```
+    private enum BoundCount {
+        static var isZero: Bool { _di_no_bound_frames() }
+        static func increment() { _di_add_bound_frames(1) }
+        static func decrement() { _di_add_bound_frames(-1) }
+    }
 
     /// The innermost construction running here: this thread's synchronous one, else the
     /// task's bound one.
@@ -168,9 +170,9 @@ class Frame: @unchecked Sendable {
     /// when `body` returns.
     func bind<Result>(_ body: () throws -> Result) rethrows -> Result {
         guard fitsThreadSlot else {
-            Frame.boundCount.increment()
+            BoundCount.increment()
             defer {
-                Frame.boundCount.decrement()
+                BoundCount.decrement()
                 end()
             }
             return try Frame.$bound.withValue(self, operation: body)
@@ -182,8 +184,8 @@ class Frame: @unchecked Sendable {
         // it resolves joins the batch; other frames matter only to their own owner, and
         // stay off the task-local chain.
         guard keepsResult || trace != nil else { return try body() }
-        Frame.boundCount.increment()
-        defer { Frame.boundCount.decrement() }
+        BoundCount.increment()
+        defer { BoundCount.decrement() }
         return try Frame.$bound.withValue(self, operation: body)
     }
 
@@ -192,9 +194,9 @@ class Frame: @unchecked Sendable {
     func bind<Result>(
         _ body: () async throws -> Result, isolation: isolated (any Actor)? = #isolation
     ) async rethrows -> Result {
-        Frame.boundCount.increment()
+        BoundCount.increment()
         defer {
-            Frame.boundCount.decrement()
+            BoundCount.decrement()
             end()
         }
         return try await Frame.$bound.withValue(self, operation: body)
@@ -227,14 +229,14 @@ class Frame: @unchecked Sendable {
     /// The task's innermost bound construction, if any.
     @inline(__always)
     static var innermostBound: Frame? {
-        boundCount.isZero ? nil : bound
+        BoundCount.isZero ? nil : bound
     }
 
     /// Whether any construction may be running here: a frame in this thread's slot, or a
     /// task-local one anywhere. When there is none, no construction builds what runs now,
     /// and callers skip the owner lookup (a few hundred instructions).
     static var mayBeBuilding: Bool {
-        ThreadFrames.isBuilding || !boundCount.isZero
+        ThreadFrames.isBuilding || !BoundCount.isZero
     }
 
     /// Whether this frame may be filed in its thread's slot: not when the thread's innermost

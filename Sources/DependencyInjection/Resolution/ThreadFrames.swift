@@ -5,6 +5,7 @@ import Glibc
 #elseif canImport(Musl)
 import Musl
 #endif
+import _DependencyInjectionShims
 
 /// The synchronous constructions running on each thread, in a thread-specific slot.
 ///
@@ -54,13 +55,18 @@ enum ThreadFrames {
     /// until the thread ends; plain frames never move, since words name them by address.
     static let plainBlockCapacity = 64
 
-    /// The key of each thread's slot, allocated on the thread's first construction and
-    /// freed when the thread exits. Changing words of one's own costs less than
-    /// `pthread_setspecific` on every construction.
+    /// The key under which each thread's slot is registered, so that the slot is freed when
+    /// the thread exits. Only a thread's first construction and its exit use the key: every
+    /// other look reads the slot's address from a C thread-local variable
+    /// (`_DependencyInjectionShims`), a few instructions where `pthread_getspecific`
+    /// behind this key's one-time initialization cost some 40. The exit clears that variable
+    /// before freeing, so a destructor that runs later on the thread and resolves makes a
+    /// new slot instead of using the freed one.
     private static let key: pthread_key_t = {
         var key = pthread_key_t()
         let status = pthread_key_create(&key) { words in
             guard let words else { return }
+            _di_set_thread_frames(nil)
             var block = words.assumingMemoryBound(to: Word?.self)[firstPlainBlockIndex].map(PlainBlock.init)
             while let current = block {
                 block = current.above
@@ -78,21 +84,31 @@ enum ThreadFrames {
     ///
     /// A construction that looks at its thread's frames several times (the plain factory
     /// road: the innermost frame, the cycle check, the filing) fetches the slot once here
-    /// and asks it, instead of looking it up by key each time.
+    /// and asks it. Inlined, with the making kept out of line: the look is one load.
     static var slot: Slot {
-        if let words = pthread_getspecific(key) { return Slot(words: words.assumingMemoryBound(to: Word?.self)) }
+        @inline(__always) get {
+            if let words = _di_thread_frames() { return Slot(words: words.assumingMemoryBound(to: Word?.self)) }
+            return makeSlot()
+        }
+    }
+
+    /// Makes this thread's slot, with its first block of plain frames, and registers it to
+    /// be freed when the thread exits.
+    @inline(never)
+    private static func makeSlot() -> Slot {
         let count = firstBucketIndex + bucketCount
         let words = malloc(count * MemoryLayout<Word?>.stride)!.bindMemory(to: Word?.self, capacity: count)
         words.initialize(repeating: nil, count: count)
         let block = PlainBlock.make(below: nil)
         (words[plainBlockIndex], words[firstPlainBlockIndex]) = (block.address, block.address)
         pthread_setspecific(key, words)
+        _di_set_thread_frames(words)
         return Slot(words: words)
     }
 
     /// This thread's slot, if it has made one: for a look that must not make one.
     static var existingSlot: Slot? {
-        pthread_getspecific(key).map { Slot(words: $0.assumingMemoryBound(to: Word?.self)) }
+        _di_thread_frames().map { Slot(words: $0.assumingMemoryBound(to: Word?.self)) }
     }
 
     /// The plain frame a word names, if it names one.

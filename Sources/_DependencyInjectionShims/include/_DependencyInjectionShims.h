@@ -1,0 +1,67 @@
+// The few machine-level reads the resolution engine makes on every construction, kept in C
+// because Swift has no cheap way to make them on this package's oldest systems (iOS 13,
+// macOS 10.15): a thread-local variable, an atomic load without a read-modify-write, and
+// the identity of the running task without a generic call.
+//
+// Nothing here holds or frees memory on its own: `ThreadFrames` (in the Swift target) makes
+// and frees each thread's slot, and only stores its address here.
+//
+//     if let words = _di_thread_frames() { ... }      // this thread's slot, if made
+//     let owner = _di_running_task() ?? _di_thread_identity()
+
+#ifndef DEPENDENCY_INJECTION_SHIMS_H
+#define DEPENDENCY_INJECTION_SHIMS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/// The address of this thread's slot of constructions (`ThreadFrames`), or NULL before the
+/// thread's first construction and after the thread has freed it. Read through the inline
+/// functions below; defined in `Shims.c`.
+extern _Thread_local void *_Nullable _di_thread_frames_address;
+
+/// How many construction frames are bound as task-local values right now, in the whole
+/// process. Touched only through the inline functions below; defined in `Shims.c`.
+extern intptr_t _di_bound_frame_count;
+
+/// The Swift concurrency runtime's record of the task running on this thread, or NULL
+/// outside any task. This is what `withUnsafeCurrentTask` reads, without its generic call
+/// and closure (about 50 instructions on every construction). The runtime returns the task
+/// unretained, and nothing here retains or releases it: it serves only as an identity.
+extern __attribute__((swiftcall)) void *_Nullable swift_task_getCurrent(void);
+
+/// The task running on this thread, or NULL outside any task: an identity only, never
+/// dereferenced.
+static inline __attribute__((always_inline)) void *_Nullable _di_running_task(void) {
+    return swift_task_getCurrent();
+}
+
+/// An address that names this thread among the threads alive: its own thread-local
+/// variable's. Unlike `pthread_self`, it needs no call.
+static inline __attribute__((always_inline)) void *_Nonnull _di_thread_identity(void) {
+    return (void *)&_di_thread_frames_address;
+}
+
+/// This thread's slot of constructions, or NULL if it has none.
+static inline __attribute__((always_inline)) void *_Nullable _di_thread_frames(void) {
+    return _di_thread_frames_address;
+}
+
+/// Records the address of this thread's slot of constructions (NULL once it is freed).
+static inline __attribute__((always_inline)) void _di_set_thread_frames(void *_Nullable address) {
+    _di_thread_frames_address = address;
+}
+
+/// Whether no frame is bound as a task-local value anywhere in the process: a plain atomic
+/// load, with no write to the shared word, so threads that resolve at once do not contend
+/// for its cache line.
+static inline __attribute__((always_inline)) bool _di_no_bound_frames(void) {
+    return __atomic_load_n(&_di_bound_frame_count, __ATOMIC_ACQUIRE) == 0;
+}
+
+/// Adds `delta` (1 when a frame is bound, -1 when it is unbound) to the count of bound frames.
+static inline __attribute__((always_inline)) void _di_add_bound_frames(intptr_t delta) {
+    __atomic_fetch_add(&_di_bound_frame_count, delta, __ATOMIC_ACQ_REL);
+}
+
+#endif
