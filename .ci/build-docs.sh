@@ -31,6 +31,8 @@ if [ -z "$DOCC" ] && command -v xcrun > /dev/null; then DOCC="$(xcrun --find doc
 echo "==> Building the modules for their symbol graphs"
 swift build --scratch-path "$SCRATCH"
 modules_dir="$(swift build --scratch-path "$SCRATCH" --show-bin-path)/Modules"
+# The C module DependencyInjection imports internally, which loading the module needs.
+shims=Sources/_DependencyInjectionShims/include
 
 status=0
 for module in "${MODULES[@]}"; do
@@ -42,6 +44,7 @@ for module in "${MODULES[@]}"; do
     swift symbolgraph-extract \
         -module-name "$module" \
         -I "$modules_dir" \
+        -I "$shims" \
         -output-dir "$graphs" \
         -minimum-access-level public \
         -skip-inherited-docs
