@@ -67,37 +67,13 @@ func onAThreadThatEnds<Result: Sendable>(_ body: @escaping @Sendable () -> Resul
 
 private func joiningAThreadThatRuns<Result: Sendable>(_ body: @escaping @Sendable () -> Result) -> Result {
     let result = ThreadResult<Result>()
-    let context = Unmanaged.passRetained(ThreadWork { result.value = body() }).toOpaque()
-    #if canImport(Darwin)
-    var thread: pthread_t?
-    #else
-    var thread = pthread_t()
-    #endif
-    let status = pthread_create(&thread, nil, { context in
-        #if canImport(Darwin)
-        Unmanaged<ThreadWork>.fromOpaque(context).takeRetainedValue().body()
-        #else
-        Unmanaged<ThreadWork>.fromOpaque(context!).takeRetainedValue().body()
-        #endif
-        return nil
-    }, context)
-    precondition(status == 0, "pthread_create failed with \(status)")
-    #if canImport(Darwin)
-    pthread_join(thread!, nil)
-    #else
-    pthread_join(thread, nil)
-    #endif
+    joiningThreadsThatRun(1) { _ in result.value = body() }
     return result.value!
 }
 
 /// Written by the thread, read after joining it.
 private final class ThreadResult<Value>: @unchecked Sendable {
     var value: Value?
-}
-
-private final class ThreadWork {
-    let body: @Sendable () -> Void
-    init(_ body: @escaping @Sendable () -> Void) { self.body = body }
 }
 
 /// What a factory saw of its own frame: whether the thread's slot keeps it as a plain

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import DependencyInjection
+import _DependencyInjectionShims
 
 #if canImport(Glibc)
 import Glibc
@@ -27,6 +28,25 @@ import Darwin
         #expect(seen.emptyBefore == true, "the thread's freed slot was still in use")
         #expect(seen.value == 129, "a chain of 130 frames, across three blocks, resolved at thread exit")
         #expect(seen.emptyAfter == true)
+    }
+
+    @Test func aThreadWhoseVariableReadsNilWhileItHasASlotFindsThatSlotAgain() async {
+        // What a thread sees as it exits on Apple platforms, when the system has freed the
+        // block of its C thread-local variables before the package's destructor ran: the
+        // variable reads nil, but the slot is still registered to be freed. A resolution
+        // there must take that slot, not register a second one and leak the first.
+        let (found, value, emptyAfter) = await onAThreadThatEnds { () -> (Bool, Int, Bool) in
+            _ = DependencyContainer()[countdown: 2]()
+            let registered = _di_thread_frames()
+            _di_set_thread_frames(nil)
+            let value = DependencyContainer()[countdown: 70]()
+            let found = registered != nil && _di_thread_frames() == registered
+            let slot = ThreadFrames.existingSlot
+            return (found, value, slot.map { $0.innermostWord == nil && $0.plainDepth == 0 } ?? false)
+        }
+        #expect(found, "the thread registered a second slot")
+        #expect(value == 70)
+        #expect(emptyAfter)
     }
 
     @Test func aThreadOutsideAnyTaskIsOneOwnerUntilItEnds() async {

@@ -25,42 +25,56 @@ extension DependencyContainer {
         let plain = state.withLock { state in
             guard state.tracer == nil else { return false }
             if state.isBuilding { state.recordUse(of: key) }
-            return !state.replaces(key)
+            return !state.replacesAny || !state.replaces(key)
         }
         guard plain else { return nil }
-        var ancestor = parent
-        while let container = ancestor {
-            guard !container.state.withLock({ $0.replaces(key) }) else { return nil }
-            ancestor = container.parent
+        // Only a container with a parent walks: a nil parent copied into a variable still
+        // costs a retain and a release.
+        if var container = parent {
+            while true {
+                guard !container.state.withLock({ $0.replacesAny && $0.replaces(key) }) else { return nil }
+                guard let next = container.parent else { break }
+                container = next
+            }
         }
         if key.argument != nil { key.checkArgument(of: name) }
         // The thread's slot, fetched once for every look at this thread's frames below.
         let thread = ThreadFrames.slot
         let owner = Owner.current
         let id = ObjectIdentifier(self)
-        let site = Site(name: .registration(name), fileID: key.file, line: key.line)
+        let bucket = Frame.bucket(of: key, in: id)
         let enclosing: ThreadFrames.Word?
         if let innermost = thread.innermostWord {
             // Another owner's frames on this thread: the whole road binds this one as a
             // task-local value instead.
             guard ThreadFrames.owner(of: innermost) == owner else { return nil }
-            Frame.checkFiled(in: thread, building: key, in: id, site: site, innermost: innermost)
-            Frame.checkOwnChain(
-                from: thread.base, building: key, in: id, site: site, owner: owner,
-                innermost: thread.object(for: innermost))
+            // Nearly always nothing to compare: no frame of the thread's is filed in this
+            // bucket, and its frames did not start inside a bound one.
+            if thread.firstInBucket(bucket) != nil || thread.base != nil {
+                Frame.checkThreadChain(thread, building: key, named: name, in: id, owner: owner, innermost: innermost)
+            }
             enclosing = innermost
         } else if let bound = Frame.innermostBound {
-            Frame.checkOwnChain(from: bound, building: key, in: id, site: site, owner: owner, innermost: bound)
+            Frame.checkOwnChain(
+                from: bound, building: key, in: id, site: Site(name: .registration(name), fileID: key.file, line: key.line),
+                owner: owner, innermost: bound)
             enclosing = Unmanaged.passUnretained(bound).toOpaque()
         } else {
             enclosing = nil
         }
-        return thread.file(
-            parent: enclosing, owner: owner, building: self, key: key, name: name, bucket: Frame.bucket(of: key, in: id))
+        return thread.file(parent: enclosing, owner: owner, building: self, key: key, name: name, bucket: bucket)
     }
 }
 
 extension ContainerState {
+    /// Whether any override or decoration is installed here: read before ``replaces(_:)``.
+    ///
+    /// Nearly always neither is, and this reads that from the state in place. Calling
+    /// `override(for:)` on the table makes the compiler copy the table (64 bytes) first, and
+    /// it hoists the copy above a check inside ``replaces(_:)`` (measured: a factory 7 or
+    /// more instructions dearer, in each way of writing the check inside that was tried).
+    var replacesAny: Bool { !overrides.isEmpty || !decorations.isEmpty }
+
     /// Whether an override or a decoration installed here changes how `key` is built.
     func replaces(_ key: RegistrationKey) -> Bool {
         (!overrides.isEmpty && override(for: key) != nil) || (!decorations.isEmpty && decorations[key] != nil)

@@ -7,11 +7,16 @@ import _DependencyInjectionShims
 /// construction's own code from a task it spawned: that task is someone else, and asking
 /// for the construction in progress makes it wait instead of reporting a cycle.
 struct Owner: Hashable, Sendable {
-    private let id: Int
-    private let isTask: Bool
+    /// The task's or the thread's address, with the lowest bit set for a task: both are
+    /// aligned, so the bit is free, and one word is one store and one comparison.
+    private let bits: UInt
+
+    private init(id: UnsafeRawPointer, isTask: Bool) { bits = UInt(bitPattern: id) | (isTask ? 1 : 0) }
+
+    private init(bits: UInt) { self.bits = bits }
 
     /// Stands for no owner, where none is needed (a cache hit builds and waits for nothing).
-    static let nobody = Owner(id: 0, isTask: false)
+    static let nobody = Owner(bits: 0)
 
     /// The task running this code, or the thread when no task does.
     ///
@@ -21,8 +26,8 @@ struct Owner: Hashable, Sendable {
     /// closure, some 50 instructions on every construction. A thread is named by the
     /// address of one of its thread-local variables, which needs no call either.
     static var current: Owner {
-        if let task = _di_running_task() { return Owner(id: Int(bitPattern: task), isTask: true) }
-        return Owner(id: Int(bitPattern: _di_thread_identity()), isTask: false)
+        if let task = _di_running_task() { return Owner(id: task, isTask: true) }
+        return Owner(id: _di_thread_identity(), isTask: false)
     }
 }
 
@@ -310,6 +315,22 @@ class Frame: @unchecked Sendable {
             // the chain from it, without making a slot for a thread that has none.
             checkOwnChain(from: innermost, building: key, in: container, site: site, owner: owner, innermost: innermost)
         }
+    }
+
+    /// Stops with the chain when a frame of this thread's, from `innermost` outward, builds
+    /// `key` in `container`: the frames filed in its bucket, then those of the owner's chain
+    /// that the thread's frames started in. Kept out of line, and the site named only here:
+    /// a plain factory calls it only when there is something to compare.
+    @inline(never)
+    static func checkThreadChain(
+        _ thread: ThreadFrames.Slot, building key: RegistrationKey, named name: StaticString,
+        in container: ObjectIdentifier, owner: Owner, innermost: ThreadFrames.Word
+    ) {
+        let site = Site(name: .registration(name), fileID: key.file, line: key.line)
+        checkFiled(in: thread, building: key, in: container, site: site, innermost: innermost)
+        checkOwnChain(
+            from: thread.base, building: key, in: container, site: site, owner: owner,
+            innermost: thread.object(for: innermost))
     }
 
     /// Stops with the chain when a frame of this thread's, filed in the bucket of `key` in

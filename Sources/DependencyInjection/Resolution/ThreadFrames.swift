@@ -93,9 +93,19 @@ enum ThreadFrames {
     }
 
     /// Makes this thread's slot, with its first block of plain frames, and registers it to
-    /// be freed when the thread exits.
+    /// be freed when the thread exits; or finds the one registered, when the thread-local
+    /// variable reads nil while the thread still has one.
+    ///
+    /// That happens as a thread exits on Apple platforms: the system frees the block of
+    /// the thread's C thread-local variables from a destructor that may run before the
+    /// slot's, and a destructor that runs in between and resolves reads a new, empty
+    /// block. Registering a second slot there would leak the first.
     @inline(never)
     private static func makeSlot() -> Slot {
+        if let registered = pthread_getspecific(key) {
+            _di_set_thread_frames(registered)
+            return Slot(words: registered.assumingMemoryBound(to: Word?.self))
+        }
         let count = firstBucketIndex + bucketCount
         let words = malloc(count * MemoryLayout<Word?>.stride)!.bindMemory(to: Word?.self, capacity: count)
         words.initialize(repeating: nil, count: count)

@@ -1,5 +1,11 @@
 import Foundation
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A minimal lock for test fixtures.
 final class NSLockLike: @unchecked Sendable {
     private let lock = NSLock()
@@ -59,4 +65,47 @@ final class Collected<Value>: @unchecked Sendable {
 /// - Returns: Whether every thread finished before the hang limit.
 func concurrentlyOffThePool(threads: Int = 8, _ body: @escaping @Sendable (Int) -> Void) async -> Bool {
     await finishesWithoutHangingOffThePool { concurrently(threads: threads, body) }
+}
+
+/// Runs `body` on `count` new threads, each given its index, and joins them: when this
+/// returns, every thread has ended and run its thread-specific destructors, which
+/// `Thread` does not wait for. Call it off the cooperative pool.
+func joiningThreadsThatRun(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+    #if canImport(Darwin)
+    var threads: [pthread_t?] = []
+    #else
+    var threads: [pthread_t] = []
+    #endif
+    for index in 0..<count {
+        let context = Unmanaged.passRetained(IndexedThreadWork(body, index: index)).toOpaque()
+        #if canImport(Darwin)
+        var thread: pthread_t?
+        #else
+        var thread = pthread_t()
+        #endif
+        let status = pthread_create(&thread, nil, { context in
+            #if canImport(Darwin)
+            let work = Unmanaged<IndexedThreadWork>.fromOpaque(context).takeRetainedValue()
+            #else
+            let work = Unmanaged<IndexedThreadWork>.fromOpaque(context!).takeRetainedValue()
+            #endif
+            work.body(work.index)
+            return nil
+        }, context)
+        precondition(status == 0, "pthread_create failed with \(status)")
+        threads.append(thread)
+    }
+    for thread in threads {
+        #if canImport(Darwin)
+        pthread_join(thread!, nil)
+        #else
+        pthread_join(thread, nil)
+        #endif
+    }
+}
+
+private final class IndexedThreadWork {
+    let body: @Sendable (Int) -> Void
+    let index: Int
+    init(_ body: @escaping @Sendable (Int) -> Void, index: Int) { (self.body, self.index) = (body, index) }
 }
