@@ -48,10 +48,17 @@ extension DependencyContainer {
             // Another owner's frames on this thread: the whole road binds this one as a
             // task-local value instead.
             guard ThreadFrames.owner(of: innermost) == owner else { return nil }
-            // Nearly always nothing to compare: no frame of the thread's is filed in this
-            // bucket, and its frames did not start inside a bound one.
-            if thread.firstInBucket(bucket) != nil || thread.base != nil {
-                Frame.checkThreadChain(thread, building: key, named: name, in: id, owner: owner, innermost: innermost)
+            // The frames filed in this bucket, nearly always none or one of another key.
+            var candidate = thread.firstInBucket(bucket)
+            while let word = candidate {
+                if ThreadFrames.builds(word, key, in: id) {
+                    Frame.stopCycle(in: thread, from: word, to: innermost, closing: key, named: name)
+                }
+                candidate = ThreadFrames.nextInBucket(after: word)
+            }
+            // Frames this thread's frames started in, when they started inside a bound one.
+            if thread.base != nil {
+                Frame.checkThreadBase(thread, building: key, named: name, in: id, owner: owner, innermost: innermost)
             }
             enclosing = innermost
         } else if let bound = Frame.innermostBound {

@@ -317,19 +317,30 @@ class Frame: @unchecked Sendable {
         }
     }
 
-    /// Stops with the chain when a frame of this thread's, from `innermost` outward, builds
-    /// `key` in `container`: the frames filed in its bucket, then those of the owner's chain
-    /// that the thread's frames started in. Kept out of line, and the site named only here:
-    /// a plain factory calls it only when there is something to compare.
+    /// Stops with the chain from `word`, a frame of this thread's that builds `key`, to
+    /// `innermost`, which asks for it again. Out of line: a plain factory only calls it to
+    /// stop.
     @inline(never)
-    static func checkThreadChain(
+    static func stopCycle(
+        in thread: ThreadFrames.Slot, from word: ThreadFrames.Word, to innermost: ThreadFrames.Word,
+        closing key: RegistrationKey, named name: StaticString
+    ) -> Never {
+        CycleReport.stop(
+            thread.object(for: word).sites(to: thread.object(for: innermost)),
+            closing: Site(name: .registration(name), fileID: key.file, line: key.line))
+    }
+
+    /// Stops with the chain when a frame of `owner`'s chain that this thread's frames
+    /// started in (``ThreadFrames/Slot/base``) builds `key` in `container`. Out of line,
+    /// and the site named only here: a plain factory calls it only when there is a base.
+    @inline(never)
+    static func checkThreadBase(
         _ thread: ThreadFrames.Slot, building key: RegistrationKey, named name: StaticString,
         in container: ObjectIdentifier, owner: Owner, innermost: ThreadFrames.Word
     ) {
-        let site = Site(name: .registration(name), fileID: key.file, line: key.line)
-        checkFiled(in: thread, building: key, in: container, site: site, innermost: innermost)
         checkOwnChain(
-            from: thread.base, building: key, in: container, site: site, owner: owner,
+            from: thread.base, building: key, in: container,
+            site: Site(name: .registration(name), fileID: key.file, line: key.line), owner: owner,
             innermost: thread.object(for: innermost))
     }
 
