@@ -161,12 +161,7 @@ extension DependencyContainer {
 
     /// Starts a task that resolves `engineTagged`, and waits for it.
     func tagInAWaitedTask() -> Int {
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            _ = self.engineTagged()
-            done.signal()
-        }
-        done.wait()
+        runningATaskAndWaiting { _ = self.engineTagged() }
         return 0
     }
 

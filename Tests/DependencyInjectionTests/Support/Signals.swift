@@ -218,3 +218,15 @@ final class OnceGate: @unchecked Sendable {
         if first { gate.enterAndWait() }
     }
 }
+
+/// Starts a task that runs `body`, and waits on this thread until it has: for a construction
+/// whose task must run while the construction is still in progress. The task needs a thread
+/// of the cooperative pool, so call this off the pool, or in a process of its own.
+func runningATaskAndWaiting(_ body: @escaping @Sendable () -> Void) {
+    let done = DispatchSemaphore(value: 0)
+    Task {
+        body()
+        done.signal()
+    }
+    done.wait()
+}
