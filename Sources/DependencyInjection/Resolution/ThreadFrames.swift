@@ -257,8 +257,8 @@ enum ThreadFrames {
         /// Makes a plain frame with these fields the thread's innermost construction, and
         /// files it in its bucket.
         ///
-        /// Inlined into the plain factory road, which hands it ten arguments: out of line,
-        /// passing them and saving the registers it uses cost a factory 24 instructions
+        /// Inlined into the plain factory road, which hands it six arguments of ten words:
+        /// out of line, passing them and saving the registers it uses cost a factory 24 instructions
         /// (713 against 689) and each level of a chain about 27. It was kept out of line
         /// while the road built the cycle report's site up front, whose registers spilled
         /// when the frame was written inline (856 against 908 then).
