@@ -49,6 +49,8 @@ extension DependencyContainer {
             // task-local value instead.
             guard ThreadFrames.owner(of: innermost) == owner else { return nil }
             // The frames filed in this bucket, nearly always none or one of another key.
+            // Walked here rather than through `Frame.checkFiled`, whose site the compiler
+            // builds for the call (measured: a five-level chain 3,759 through it, 3,428 here).
             var candidate = thread.firstInBucket(bucket)
             while let word = candidate {
                 if ThreadFrames.builds(word, key, in: id) {
