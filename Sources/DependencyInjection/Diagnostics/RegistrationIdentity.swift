@@ -36,7 +36,7 @@ enum RegistrationIdentity {
             dependency: name.description,
             message: "\(other) and \(keyPath) share one registration (\(key.file):\(key.line)): a helper that "
                 + "returns providers must forward its caller's name, fileID, line, column and isolation",
-            fileID: key.file, filePath: key.file, line: key.line, column: 0, container: container
+            fileID: key.file, filePath: key.file, line: key.line, column: key.column, container: container
         ).report()
         #endif
     }

@@ -71,11 +71,7 @@ public struct Dependency<Value> {
         fileID: StaticString = #fileID,
         line: UInt = #line
     ) {
-        storage = DependencyStorage(
-            keyPath, container: container, declaredIn: function, fileID: fileID, line: line
-        ) { container, keyPath in
-            Box(container[keyPath: unsafeDowncast(keyPath, to: KeyPath<DependencyContainer, Value>.self)])
-        }
+        storage = DependencyStorage(keyPath, container: container, declaredIn: function, fileID: fileID, line: line)
         published = storage.published
     }
 
@@ -103,15 +99,27 @@ public struct Dependency<Value> {
         fileID: StaticString = #fileID,
         line: UInt = #line
     ) {
-        storage = DependencyStorage(
-            keyPath, container: container, declaredIn: function, fileID: fileID, line: line
-        ) { container, keyPath in
-            let keyPath = unsafeDowncast(keyPath, to: KeyPath<DependencyContainer, Provider<Value>>.self)
-            let provider = container[keyPath: keyPath]
-            RegistrationIdentity.note(keyPath, leadsTo: provider.key, name: provider.name, in: container)
-            return container.resolveBoxed(provider)
-        }
+        storage = DependencyStorage(keyPath, container: container, declaredIn: function, fileID: fileID, line: line)
         published = storage.published
+    }
+
+    /// Resolves the property's key path in `container`, into a box: the slow path of a
+    /// read, compiled where the wrapper is used, so that no storage keeps a function.
+    /// One function serves both initializers, so that the wrapper keeps no word to tell
+    /// them apart.
+    ///
+    /// Key paths are invariant in their value type, so one whose value is `Value` came
+    /// through ``init(_:container:function:fileID:line:)-(KeyPath<DependencyContainer,Value>,_,_,_,_)``
+    /// and any other is a provider's.
+    @inlinable
+    static func resolve(_ keyPath: AnyKeyPath, in container: DependencyContainer) -> AnyBox {
+        if type(of: keyPath).valueType == Value.self {
+            return Box(container[keyPath: unsafeDowncast(keyPath, to: KeyPath<DependencyContainer, Value>.self)])
+        }
+        let keyPath = unsafeDowncast(keyPath, to: KeyPath<DependencyContainer, Provider<Value>>.self)
+        let provider = container[keyPath: keyPath]
+        RegistrationIdentity.note(keyPath, leadsTo: provider.key, name: provider.name, in: container)
+        return container.resolveBoxed(provider)
     }
 
     /// The dependency, resolved on first access.
@@ -126,7 +134,10 @@ public struct Dependency<Value> {
     public var wrappedValue: Value {
         get {
             if let value = _PublishedBox.value(in: published, as: Value.self) { return value }
-            return _PublishedBox.unbox(DependencyStorage.resolveOnce(from: published), as: Value.self)
+            let box = DependencyStorage.resolveOnce(from: published) { container, keyPath in
+                Self.resolve(keyPath, in: container)
+            }
+            return _PublishedBox.unbox(box, as: Value.self)
         }
         nonmutating set { storage.replace(with: Box(newValue)) }
     }

@@ -2,9 +2,13 @@
 /// in one object.
 ///
 /// Apps create objects with injected properties all day (a view model per screen, a
-/// handler per request), so a property costs one allocation: this object, which holds the
-/// published value's word, the container, the key path and the site. There is no lock
-/// object and no closure context of its own:
+/// handler per request) and keep thousands alive, so a property costs one allocation of
+/// three words: this object, which holds the published value's word, the container and
+/// the declaration (the key path and the site, in one word: see ``PropertyDeclaration``).
+/// There is no lock object and no closure of its own: the wrapper, specialized where it
+/// is used, passes the function that resolves the key path on each first read. What only some properties need (a
+/// container held weakly, a value replaced, another owner waiting) moves to a
+/// ``PropertyState`` when it is first needed:
 ///
 /// - Reads of a resolved value load the published word (the object's first stored
 ///   property) atomically, without a lock: see ``_PublishedBox``.
@@ -22,39 +26,29 @@
 /// in this module would ask the runtime for `Box<Value>`'s metadata on every resolution.
 ///
 /// ```swift
-/// let storage = DependencyStorage(\.httpClient, container: nil, declaredIn: "Feed", fileID: #fileID,
-///                                 line: #line) { container, keyPath in
+/// let storage = DependencyStorage(\.httpClient, container: nil, declaredIn: "Feed", fileID: #fileID, line: #line)
+/// let box = DependencyStorage.resolveOnce(from: storage.published) { container, keyPath in
 ///     Box(container[keyPath: unsafeDowncast(keyPath, to: KeyPath<DependencyContainer, any HTTPClient>.self)])
 /// }
 /// ```
 @usableFromInline
 final class DependencyStorage: @unchecked Sendable {
-    // @unchecked: the published word is read and written atomically; every other `var`
-    // only under `lock`, the stripe of this object.
+    // @unchecked: the published word is read and written atomically; `state` only under
+    // `lock`, the stripe of this object, as is every `var` of a `PropertyState` or of the
+    // frame it holds.
 
     /// The published box, retained, or nil. It must stay the first stored property: the
     /// wrapper reads it at the address of the object's stored properties.
     @exclusivity(unchecked) private var publishedWord: UnsafeRawPointer?
-    /// The container, held strongly, or nil when it is held weakly (below) or released.
-    @exclusivity(unchecked) private var strongContainer: DependencyContainer?
-    /// The container, when it caches the object that owns this property. Only then: a
-    /// weak reference gives the container a side table, and every later retain and
-    /// release of it takes the runtime's slow path.
-    @exclusivity(unchecked) private weak var weakContainer: DependencyContainer?
-    /// Bumped by every reset, switch and set: a resolution begun before one of them does
-    /// not publish.
-    @exclusivity(unchecked) private var generation: UInt64 = 0
-    /// The frame of the first resolution in progress, if one is.
-    @exclusivity(unchecked) private var resolvingFrame: Frame?
-    /// What other owners wait on while the first resolution runs; made by the first of them.
-    @exclusivity(unchecked) private var waited: InFlight?
-    /// Replaced boxes, kept while a lock-free reader may still read them.
-    @exclusivity(unchecked) private var retired: [AnyBox] = []
-    private let keyPath: AnyKeyPath
-    /// Resolves `keyPath` in a container: a function without context, specialized where the
-    /// wrapper is used.
-    private let resolve: (DependencyContainer, AnyKeyPath) -> AnyBox
-    private let site: Site
+    /// Where the property stands, in one word, by its class:
+    ///
+    /// - a ``DependencyContainer``, held strongly: the container, with nothing in progress.
+    ///   Nearly every property is in this state for its whole life.
+    /// - a ``Frame``: the first resolution in progress, from the container the frame
+    ///   builds for, which the resolving owner holds until it puts the container back here.
+    /// - a ``PropertyState``: everything else.
+    @exclusivity(unchecked) private var state: AnyObject
+    let declaration: PropertyDeclaration
 
     /// Stands for "this property's first resolution" in frames and the wait graph.
     private static let resolutionKey = RegistrationKey(
@@ -63,7 +57,7 @@ final class DependencyStorage: @unchecked Sendable {
     @usableFromInline
     init(
         _ keyPath: AnyKeyPath, container chosen: DependencyContainer?, declaredIn type: StaticString,
-        fileID: StaticString, line: UInt, resolve: @escaping (DependencyContainer, AnyKeyPath) -> AnyBox
+        fileID: StaticString, line: UInt
     ) {
         // The container building the owning object, if one is; else `main`.
         let (owner, innermost) = Frame.mayBeBuilding ? Frame.ownerAndInnermost : (.nobody, nil)
@@ -72,13 +66,11 @@ final class DependencyStorage: @unchecked Sendable {
         // keeps (a singleton, directly or through a task it started, or an object whose
         // property it resolves): holding the container strongly would keep both forever.
         if innermost != nil && Frame.keepsResult(of: container, from: innermost) {
-            weakContainer = container
+            state = PropertyState(weaklyHolding: container)
         } else {
-            strongContainer = container
+            state = container
         }
-        self.keyPath = keyPath
-        self.resolve = resolve
-        site = Site(name: .property(in: type), fileID: fileID, line: line)
+        declaration = PropertyDeclaration(keyPath, declaredIn: type, fileID: fileID, line: line)
     }
 
     deinit {
@@ -94,46 +86,88 @@ final class DependencyStorage: @unchecked Sendable {
     /// This object's lock.
     private var lock: _Locked<_Elsewhere> { _LockStripes.lock(for: self) }
 
-    private var container: DependencyContainer? { strongContainer ?? weakContainer }
-
     private var publishedWordAddress: UnsafeMutablePointer<UnsafeRawPointer?> {
         _getUnsafePointerToStoredProperties(self).assumingMemoryBound(to: UnsafeRawPointer?.self)
     }
 
+    /// ``state`` by its class; read under the lock.
+    private enum Phase {
+        case idle(DependencyContainer)
+        case resolving(Frame)
+        case detailed(PropertyState)
+    }
+
+    private var phase: Phase {
+        let object = state
+        let type = ObjectIdentifier(Swift.type(of: object))
+        if type == ObjectIdentifier(DependencyContainer.self) {
+            return .idle(unsafeDowncast(object, to: DependencyContainer.self))
+        }
+        if type == ObjectIdentifier(PropertyState.self) { return .detailed(unsafeDowncast(object, to: PropertyState.self)) }
+        return .resolving(unsafeDowncast(object, to: Frame.self))
+    }
+
+    /// The state in full, made from the one word if it was not yet; call under the lock.
+    /// Nothing is released: the container or frame the word held moves into it.
+    private func detailedState() -> PropertyState {
+        switch phase {
+        case .detailed(let detailed):
+            return detailed
+        case .idle(let container):
+            let detailed = PropertyState(strongContainer: container, resolving: nil)
+            state = detailed
+            return detailed
+        case .resolving(let frame):
+            // The resolving owner holds the frame's container until the frame ends.
+            let detailed = PropertyState(strongContainer: frame.building, resolving: frame)
+            state = detailed
+            return detailed
+        }
+    }
+
+    /// The container the property resolves from, or nil if it was held weakly and is
+    /// gone; call under the lock.
+    private var container: DependencyContainer? {
+        switch phase {
+        case .idle(let container): container
+        case .resolving(let frame): frame.building
+        case .detailed(let detailed): detailed.container
+        }
+    }
+
     /// The slow path of a wrapper read: resolves through the storage whose published word
-    /// is `slot`.
+    /// is `slot`, with `resolve`, which the wrapper passes: it resolves a key path of the
+    /// wrapper's value in a container.
     @usableFromInline @inline(never)
-    static func resolveOnce(from slot: UnsafeMutablePointer<AnyBox?>) -> AnyBox {
-        _PublishedBox.withOwner(of: slot, as: DependencyStorage.self) { $0.resolveOnce() }
+    static func resolveOnce(
+        from slot: UnsafeMutablePointer<AnyBox?>, _ resolve: (DependencyContainer, AnyKeyPath) -> AnyBox
+    ) -> AnyBox {
+        _PublishedBox.withOwner(of: slot, as: DependencyStorage.self) { $0.resolveOnce(resolve) }
     }
 
     private enum Step {
         case resolved(AnyBox)
         case wait(InFlight)
         case cycle(Frame)
-        case resolve(Frame, DependencyContainer, generation: UInt64)
+        case resolve(Frame, DependencyContainer)
         case released
     }
 
-    func resolveOnce() -> AnyBox {
+    func resolveOnce(_ resolve: (DependencyContainer, AnyKeyPath) -> AnyBox) -> AnyBox {
         let (owner, enclosing) = Frame.ownerAndInnermost
         let step: Step = lock.withLock { _ in
             if let box = _PublishedBox.published(in: published) { return .resolved(box) }
-            if let frame = resolvingFrame {
-                if frame.owner == owner { return .cycle(frame) }
-                if let waited { return .wait(waited) }
-                let construction = InFlight(key: Self.resolutionKey)
-                WaitGraph.start(construction, builtBy: frame)
-                waited = construction
-                return .wait(construction)
-            }
-            guard let container else { return .released }
-            let frame = Frame(
-                container: ObjectIdentifier(self), building: container, keepsResult: strongContainer == nil,
-                key: Self.resolutionKey, site: site, servesScope: nil, trace: enclosing?.trace, owner: owner,
-                parent: enclosing)
-            resolvingFrame = frame
-            return .resolve(frame, container, generation: generation)
+            // Nearly every first read: the word holds the container, and takes the frame.
+            guard holdsContainerAlone else { return nextStep(for: owner, enclosing: enclosing) }
+            // Swapped, not assigned: the container's reference moves to this resolution
+            // and back, without a count (a container that something holds weakly counts
+            // its references on the runtime's slow path).
+            let frame = makeFrame(
+                resolvingFrom: unsafeDowncast(state, to: DependencyContainer.self), keepsResult: false, owner: owner,
+                enclosing: enclosing)
+            var taken: AnyObject = frame
+            swap(&state, &taken)
+            return .resolve(frame, unsafeDowncast(taken, to: DependencyContainer.self))
         }
         switch step {
         case .resolved(let box):
@@ -141,21 +175,76 @@ final class DependencyStorage: @unchecked Sendable {
         case .released:
             stopReleased()
         case .cycle(let frame):
-            CycleReport.stop(frame.sites(to: enclosing), closing: site)
+            CycleReport.stop(frame.sites(to: enclosing), closing: declaration.site)
         case .wait(let construction):
             return construction.wait(as: owner, innermost: enclosing)
-        case .resolve(let frame, let container, let generation):
+        case .resolve(let frame, let container):
             // No cycle check: this frame is new, and no frame of this property is running.
-            let box = frame.bind { resolve(container, keyPath) }
-            let (ended, waiting): (Frame?, InFlight?) = lock.withLock { _ in
-                defer { (resolvingFrame, waited) = (nil, nil) }
-                if self.generation == generation { publish(box) }
-                return (resolvingFrame, waited)
+            let box = frame.bind { declaration.withKeyPath { resolve(container, $0) } }
+            let (ended, waiting): (AnyObject?, InFlight?) = lock.withLock { _ in
+                guard state === frame else { return end(frame, publishing: box) }
+                // Nothing happened meanwhile: the word goes back to the container, and
+                // nothing was published.
+                var given: AnyObject = container
+                swap(&state, &given)
+                _ = swapPublished(box)
+                return (given, nil)
             }
             withExtendedLifetime(ended) {}
             waiting?.finish(.success(box))
             return box
         }
+    }
+
+    /// Whether ``state`` is the container, with nothing else going on; read under the lock.
+    private var holdsContainerAlone: Bool {
+        ObjectIdentifier(type(of: state)) == ObjectIdentifier(DependencyContainer.self)
+    }
+
+    /// What a first read does when the word holds more than the container: waits for the
+    /// resolution in progress, stops a cycle, or resolves with the state in full. Under
+    /// the lock.
+    @inline(never)
+    private func nextStep(for owner: Owner, enclosing: Frame?) -> Step {
+        let detailed: PropertyState
+        switch phase {
+        case .idle:
+            preconditionFailure("a container alone takes the first read's road")
+        case .resolving(let frame):
+            if frame.owner == owner { return .cycle(frame) }
+            detailed = detailedState()
+        case .detailed(let state):
+            detailed = state
+        }
+        if let frame = detailed.resolvingFrame {
+            if frame.owner == owner { return .cycle(frame) }
+            return .wait(detailed.construction(awaitedFrom: frame))
+        }
+        guard let container = detailed.container else { return .released }
+        let frame = makeFrame(
+            resolvingFrom: container, keepsResult: detailed.strongContainer == nil, owner: owner, enclosing: enclosing)
+        detailed.begin(frame)
+        return .resolve(frame, container)
+    }
+
+    /// Ends the resolution `frame` ran, when the state is in full: publishes `box` unless
+    /// the resolution was outdated, and returns the frame and the record of its waiters,
+    /// for the caller to release and wake outside the lock.
+    @inline(never)
+    private func end(_ frame: Frame, publishing box: AnyBox) -> (AnyObject?, InFlight?) {
+        let detailed = unsafeDowncast(state, to: PropertyState.self)
+        let (outdated, waiting) = detailed.end()
+        if !outdated { retire(swapPublished(box)) }
+        return (frame, waiting)
+    }
+
+    private func makeFrame(
+        resolvingFrom container: DependencyContainer, keepsResult: Bool, owner: Owner, enclosing: Frame?
+    ) -> Frame {
+        Frame(
+            container: ObjectIdentifier(self), building: container, keepsResult: keepsResult,
+            key: Self.resolutionKey, site: declaration.site, servesScope: nil, trace: enclosing?.trace, owner: owner,
+            parent: enclosing)
     }
 
     /// The container the property resolves from.
@@ -166,36 +255,47 @@ final class DependencyStorage: @unchecked Sendable {
     }
 
     private func stopReleased() -> Never {
+        let site = declaration.site
         fatalError("\(site): the container this property resolves from was released before the property "
             + "was first read; read it while the container lives (keep a scope alive until its request ends, "
             + "for example with withExtendedLifetime(scope)), or set `$property.container`",
             file: site.fileID, line: site.line)
     }
 
-    /// Publishes `box`, or forgets the value when it is nil.
+    /// Publishes `box`, or forgets the value when it is nil. A first resolution in progress
+    /// does not publish what it resolves.
     @usableFromInline
     func replace(with box: AnyBox?) {
-        lock.withLock { _ in publish(box) }
+        lock.withLock { _ in
+            detailedState().outdateResolution()
+            retire(swapPublished(box))
+        }
     }
 
     func switchContainer(to container: DependencyContainer) {
         let previous: DependencyContainer? = lock.withLock { _ in
-            defer { (strongContainer, weakContainer) = (container, nil) }
-            publish(nil)
-            return self.container
+            let detailed = detailedState()
+            detailed.outdateResolution()
+            retire(swapPublished(nil))
+            return detailed.hold(container)
         }
         withExtendedLifetime(previous) {}
     }
 
-    /// Swaps the published box; call under the lock. The old box is retired, not
-    /// released: a reader that loaded it before the exchange may still be reading it.
-    private func publish(_ box: AnyBox?) {
-        generation &+= 1
+    /// Swaps the published box and returns the one it replaced; call under the lock.
+    private func swapPublished(_ box: AnyBox?) -> AnyBox? {
         let desired = box.map { UnsafeRawPointer(Unmanaged.passRetained($0).toOpaque()) }
         var expected = publishedWordAddress.pointee
         let swapped = _stdlib_atomicCompareExchangeStrongPtr(
             object: publishedWordAddress, expected: &expected, desired: desired)
         precondition(swapped, "the published value changed outside the lock")
-        if let replaced = expected { retired.append(Unmanaged<AnyBox>.fromOpaque(replaced).takeRetainedValue()) }
+        return expected.map { Unmanaged<AnyBox>.fromOpaque($0).takeRetainedValue() }
+    }
+
+    /// Keeps a replaced box, not released: a reader that loaded it before the exchange may
+    /// still be reading it. Call under the lock.
+    private func retire(_ replaced: AnyBox?) {
+        guard let replaced else { return }
+        detailedState().retired.append(replaced)
     }
 }

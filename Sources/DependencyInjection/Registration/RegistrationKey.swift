@@ -27,6 +27,9 @@ struct RegistrationKey: Hashable, @unchecked Sendable {
 
     var line: UInt { UInt(truncatingIfNeeded: position >> 32) }
 
+    /// The column of the registration's call site.
+    var column: UInt { UInt(truncatingIfNeeded: position & 0xFFFF_FFFF) }
+
     /// The line in the high 32 bits and the column in the low 32 bits, each truncated.
     @inlinable
     static func position(line: UInt, column: UInt) -> UInt64 {

@@ -64,4 +64,15 @@ static inline __attribute__((always_inline)) void _di_add_bound_frames(intptr_t 
     __atomic_fetch_add(&_di_bound_frame_count, delta, __ATOMIC_ACQ_REL);
 }
 
+/// Loads the pointer at `slot` with acquire ordering: what was written before it was
+/// published with `_di_store_release` is visible after.
+static inline __attribute__((always_inline)) void *_Nullable _di_load_acquire(void *_Nullable const *_Nonnull slot) {
+    return __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+}
+
+/// Stores `value` at `slot` with release ordering, for `_di_load_acquire`.
+static inline __attribute__((always_inline)) void _di_store_release(void *_Nullable *_Nonnull slot, void *_Nullable value) {
+    __atomic_store_n(slot, value, __ATOMIC_RELEASE);
+}
+
 #endif

@@ -1,0 +1,77 @@
+/// What a `@Dependency` property's storage keeps beyond its one word of state, for the
+/// properties that need it: one that holds its container weakly, one whose value was
+/// replaced, reset or switched, one that another owner came to read while its first
+/// resolution ran.
+///
+/// Most properties never need it: a ``DependencyStorage`` holds its container, or the
+/// frame of its first resolution, in one word, and makes this object only when one of the
+/// cases above first happens. It then keeps it for good.
+///
+/// Every `var` is read and written under the lock of the storage that owns it.
+///
+/// ```swift
+/// let state = PropertyState(weaklyHolding: container)
+/// state.begin(frame)                      // first resolution
+/// let (outdated, waiting) = state.end()   // publish unless outdated; wake `waiting`
+/// ```
+final class PropertyState {
+    /// The container, held strongly, or nil when it is held weakly (below).
+    private(set) var strongContainer: DependencyContainer?
+    /// The container, when it caches the object that owns the property. Only then: a weak
+    /// reference gives the container a side table, and every later retain and release of
+    /// it takes the runtime's slow path.
+    private weak var weakContainer: DependencyContainer?
+    /// The frame of the resolution in progress, if one is.
+    private(set) var resolvingFrame: Frame?
+    /// Whether a reset, a set or a container switch happened while ``resolvingFrame`` ran:
+    /// what it resolves is then handed to its reader and waiters, and not published.
+    private var isOutdated = false
+    /// What other owners wait on while the resolution runs; made by the first of them.
+    private var waited: InFlight?
+    /// Replaced boxes, kept while a lock-free reader may still read them.
+    var retired: [AnyBox] = []
+
+    init(weaklyHolding container: DependencyContainer) {
+        weakContainer = container
+    }
+
+    init(strongContainer: DependencyContainer, resolving frame: Frame?) {
+        (self.strongContainer, resolvingFrame) = (strongContainer, frame)
+    }
+
+    /// The container the property resolves from, or nil if it was held weakly and is gone.
+    var container: DependencyContainer? { strongContainer ?? weakContainer }
+
+    /// Records that `frame` resolves the property now.
+    func begin(_ frame: Frame) {
+        (resolvingFrame, isOutdated) = (frame, false)
+    }
+
+    /// Ends the resolution in progress: whether it was outdated, and what its waiters wait
+    /// on. The frame and the record go to the caller, to be released outside the lock.
+    func end() -> (outdated: Bool, waiting: InFlight?) {
+        defer { (resolvingFrame, waited) = (nil, nil) }
+        return (isOutdated, waited)
+    }
+
+    /// Marks the resolution in progress, if any, as outdated.
+    func outdateResolution() {
+        if resolvingFrame != nil { isOutdated = true }
+    }
+
+    /// What another owner waits on for the resolution `frame` runs.
+    func construction(awaitedFrom frame: Frame) -> InFlight {
+        if let waited { return waited }
+        let construction = InFlight(key: frame.key)
+        WaitGraph.start(construction, builtBy: frame)
+        waited = construction
+        return construction
+    }
+
+    /// Holds `container` strongly from now on, and returns the container held before,
+    /// for the caller to release outside the lock.
+    func hold(_ container: DependencyContainer) -> DependencyContainer? {
+        defer { (strongContainer, weakContainer) = (container, nil) }
+        return self.container
+    }
+}
