@@ -6,9 +6,9 @@
 /// three words: this object, which holds the published value's word, the container and
 /// the declaration (the key path and the site, in one word: see ``PropertyDeclaration``).
 /// There is no lock object and no closure of its own: the wrapper, specialized where it
-/// is used, passes the function that resolves the key path on each first read. What only some properties need (a
-/// container held weakly, a value replaced, another owner waiting) moves to a
-/// ``PropertyState`` when it is first needed:
+/// is used, passes the function that resolves the key path on each first read. What only
+/// some properties need (a container held weakly, a value replaced, another owner
+/// waiting) moves to a ``PropertyState`` when it is first needed:
 ///
 /// - Reads of a resolved value load the published word (the object's first stored
 ///   property) atomically, without a lock: see ``_PublishedBox``.
@@ -48,6 +48,8 @@ final class DependencyStorage: @unchecked Sendable {
     ///   builds for, which the resolving owner holds until it puts the container back here.
     /// - a ``PropertyState``: everything else.
     @exclusivity(unchecked) private var state: AnyObject
+    /// The key path this property resolves and where it is declared, shared by every
+    /// object of its declaration.
     let declaration: PropertyDeclaration
 
     /// Stands for "this property's first resolution" in frames and the wait graph.
@@ -184,10 +186,10 @@ final class DependencyStorage: @unchecked Sendable {
             let (ended, waiting): (AnyObject?, InFlight?) = lock.withLock { _ in
                 guard state === frame else { return end(frame, publishing: box) }
                 // Nothing happened meanwhile: the word goes back to the container, and
-                // nothing was published.
+                // nothing was published (a set would have made the state in full).
                 var given: AnyObject = container
                 swap(&state, &given)
-                _ = swapPublished(box)
+                retire(swapPublished(box))
                 return (given, nil)
             }
             withExtendedLifetime(ended) {}
