@@ -39,9 +39,13 @@ enum TestRunnerReporter {
 
     /// Records `issue` in the running Swift Testing test, pointing at its registration.
     static func record(_ issue: DependencyIssue) {
+        // The test library stops the process on a file ID without a module, an empty path,
+        // or a line or column below 1, which a helper that passes its own may give.
+        let fileID = issue.fileID.description
+        let filePath = issue.filePath.description
         let location = SourceLocation(
-            fileID: issue.fileID.description, filePath: issue.filePath.description,
-            line: Int(issue.line), column: Int(issue.column))
+            fileID: fileID.contains("/") ? fileID : "_/" + fileID, filePath: filePath.isEmpty ? fileID : filePath,
+            line: max(1, Int(clamping: issue.line)), column: max(1, Int(clamping: issue.column)))
         Issue.record(Comment(rawValue: issue.message), sourceLocation: location)
     }
 

@@ -15,6 +15,13 @@ extension DependencyContainer {
     }
 }
 
+extension DependencyContainer {
+    /// A placeholder whose helper gave a place of its own, as a generator might.
+    var irtPlaced: Provider<Int> {
+        unimplemented(placeholder: 0, fileID: "Generated.swift", filePath: "", line: 0, column: 0)
+    }
+}
+
 final class IRTHolder: @unchecked Sendable {
     @Dependency var label: IRTLabel
     init(_ number: Int) { _label = Dependency(\DependencyContainer.[irtMerged: number]) }
@@ -35,5 +42,16 @@ final class IRTHolder: @unchecked Sendable {
                 && issue.sourceLocation?.line == 14 && issue.sourceLocation?.column == 17
         }
         #endif
+    }
+
+    /// An issue at a place the test library would not take (a file ID without a module,
+    /// no path, line and column 0) is recorded in the test, not a stop of the process.
+    @Test func anIssueAtAPlaceOfAHelpersOwnIsRecorded() {
+        withKnownIssue("the placeholder is reported") {
+            #expect(DependencyContainer.main.irtPlaced() == 0)
+        } matching: { issue in
+            issue.comments.contains { $0.rawValue.contains("irtPlaced") }
+                && issue.sourceLocation?.line == 1 && issue.sourceLocation?.column == 1
+        }
     }
 }

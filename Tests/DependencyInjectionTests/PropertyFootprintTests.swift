@@ -59,7 +59,7 @@ final class PFTHolder: @unchecked Sendable {
 
     /// The address of the property's storage object, whose heap block it measures.
     var storageAddress: UnsafeMutableRawPointer { Unmanaged.passUnretained(_greeter.storage).toOpaque() }
-    var declaration: PropertyDeclaration { _greeter.storage.declaration }
+    var site: PropertySite { _greeter.words.site }
 }
 
 /// Makes the wrapper for a registration: every property it makes is declared at the same
@@ -85,7 +85,7 @@ final class PFTRuntimeKeyPathHolder {
         _greeter = Dependency(keyPath)
     }
 
-    var declaration: PropertyDeclaration { _greeter.storage.declaration }
+    var site: PropertySite { _greeter.words.site }
 }
 
 /// The same key path through both initializers: the service, and the provider itself as
@@ -110,9 +110,9 @@ private func heapBlockBytes(_ address: UnsafeMutableRawPointer) -> Int {
     #endif
 }
 
-/// What an object with one `@Dependency` costs in memory, and the one-word declaration
-/// record that makes it small: each property resolves its own key path, whatever helper
-/// made it, and finds its own site, from any number of threads.
+/// What an object with one `@Dependency` costs in memory, and the one-word site record
+/// that makes it small: each property resolves its own key path, whatever helper made
+/// it, and finds its own site, from any number of threads.
 @Suite struct PropertyFootprintTests {
     // MARK: - Heap
 
@@ -129,7 +129,7 @@ private func heapBlockBytes(_ address: UnsafeMutableRawPointer) -> Int {
     @Test func objectsOfOneDeclarationShareOneRecord() {
         let container = DependencyContainer()
         let holders = DependencyContainer.withMain(container) { (0..<100).map { _ in PFTHolder() } }
-        #expect(holders.allSatisfy { $0.declaration.sharesRecord(with: holders[0].declaration) })
+        #expect(holders.allSatisfy { $0.site.sharesRecord(with: holders[0].site) })
         #expect(holders.allSatisfy { $0.greeter === holders[0].greeter })
     }
 
@@ -159,15 +159,15 @@ private func heapBlockBytes(_ address: UnsafeMutableRawPointer) -> Int {
         #expect(wrong == 0, "properties that resolved another key path")
     }
 
-    /// Each appended key path is a new object: equal ones share the first one's record,
-    /// so objects made from them add no record each.
-    @Test func keyPathsBuiltAtRunTimeShareTheRecordOfTheirValue() {
+    /// Each appended key path is a new object, which its object keeps; the site's record
+    /// is one for them all.
+    @Test func keyPathsBuiltAtRunTimeEachResolveAndShareTheSitesRecord() {
         let container = DependencyContainer()
         let holders = DependencyContainer.withMain(container) {
             (0..<2_000).map { _ in PFTRuntimeKeyPathHolder((\DependencyContainer.pftRegistry).appending(path: \.greeter)) }
         }
         #expect(holders.allSatisfy { $0.greeter === holders[0].greeter && $0.greeter.greeting == "registry" })
-        #expect(holders.allSatisfy { $0.declaration.sharesRecord(with: holders[0].declaration) })
+        #expect(holders.allSatisfy { $0.site.sharesRecord(with: holders[0].site) })
     }
 
     /// A key path to a provider injects the service through the provider initializer, and
@@ -183,27 +183,24 @@ private func heapBlockBytes(_ address: UnsafeMutableRawPointer) -> Int {
     // MARK: - Sites
 
     /// More lines than the cache has slots, from threads released together: slots are
-    /// replaced while others read them, and every declaration still names its own line.
-    @Test func declarationsOfThousandsOfLinesFromThreadsReleasedTogetherNameTheirOwnSites() {
+    /// replaced while others read them, and every property still names its own line.
+    @Test func sitesOfThousandsOfLinesFromThreadsReleasedTogetherNameTheirOwnLines() {
         let wrong = Collected<UInt>()
         concurrently(threads: 8) { thread in
             for line in UInt(1)...3_000 {
-                let declaration = PropertyDeclaration(
-                    \DependencyContainer.pftGreeter, declaredIn: "PFTSites", fileID: "PFT/Sites.swift", line: line)
-                let site = declaration.site
+                let site = PropertySite(declaredIn: "PFTSites", fileID: "PFT/Sites.swift", line: line).site
                 if site.line != line || site.fileID.description != "PFT/Sites.swift" || site.nameText != "@Dependency in PFTSites" {
                     wrong.append(line)
                 }
             }
         }
-        #expect(wrong.values.isEmpty, "\(wrong.values.count) declarations named another site")
+        #expect(wrong.values.isEmpty, "\(wrong.values.count) properties named another site")
     }
 
     /// A site with a line too long for any packing, and a type of one character.
-    @Test func aDeclarationNamesAnyLineAndAnyTypeName() {
-        let declaration = PropertyDeclaration(
-            \DependencyContainer.pftGreeter, declaredIn: "Ω", fileID: "PFT/Huge.swift", line: 4_000_000_000)
-        #expect(declaration.site.description == "@Dependency in Ω (PFT/Huge.swift:4000000000)")
+    @Test func aSiteNamesAnyLineAndAnyTypeName() {
+        let site = PropertySite(declaredIn: "Ω", fileID: "PFT/Huge.swift", line: 4_000_000_000)
+        #expect(site.site.description == "@Dependency in Ω (PFT/Huge.swift:4000000000)")
     }
 
     // MARK: - The container while the first read runs

@@ -39,10 +39,10 @@
 @propertyWrapper
 public struct Dependency<Value> {
     @usableFromInline let storage: DependencyStorage
-    /// The storage's published slot, carried here so that reading a resolved value
-    /// touches neither the storage object nor its reference count. The storage, which
-    /// this struct keeps alive, owns the slot. It holds a `Box<Value>`.
-    @usableFromInline let published: UnsafeMutablePointer<AnyBox?>
+    /// The storage's published slot and the property's site: the two words a read uses,
+    /// carried here so that reading a resolved value touches neither the storage object
+    /// nor its reference count.
+    @usableFromInline let words: PropertyWords
 
     /// Injects a plain registration: a computed property of any type.
     ///
@@ -71,8 +71,8 @@ public struct Dependency<Value> {
         fileID: StaticString = #fileID,
         line: UInt = #line
     ) {
-        storage = DependencyStorage(keyPath, container: container, declaredIn: function, fileID: fileID, line: line)
-        published = storage.published
+        storage = DependencyStorage(keyPath, container: container)
+        words = PropertyWords(published: storage.published, site: PropertySite(declaredIn: function, fileID: fileID, line: line))
     }
 
     /// Injects the service of a ``Provider`` registration.
@@ -99,8 +99,8 @@ public struct Dependency<Value> {
         fileID: StaticString = #fileID,
         line: UInt = #line
     ) {
-        storage = DependencyStorage(keyPath, container: container, declaredIn: function, fileID: fileID, line: line)
-        published = storage.published
+        storage = DependencyStorage(keyPath, container: container)
+        words = PropertyWords(published: storage.published, site: PropertySite(declaredIn: function, fileID: fileID, line: line))
     }
 
     /// Resolves the property's key path in `container`, into a box: the slow path of a
@@ -133,8 +133,9 @@ public struct Dependency<Value> {
     @inlinable
     public var wrappedValue: Value {
         get {
-            if let value = _PublishedBox.value(in: published, as: Value.self) { return value }
-            let box = DependencyStorage.resolveOnce(from: published) { container, keyPath in
+            let words = self.words
+            if let value = _PublishedBox.value(in: words.published, as: Value.self) { return value }
+            let box = DependencyStorage.resolveOnce(from: words.published, declaredAt: words.site) { container, keyPath in
                 Self.resolve(keyPath, in: container)
             }
             return _PublishedBox.unbox(box, as: Value.self)
@@ -160,7 +161,7 @@ public struct Dependency<Value> {
     /// viewModel.$loader.container = .mocks
     /// ```
     public var container: DependencyContainer {
-        get { storage.resolvingContainer }
+        get { storage.resolvingContainer(declaredAt: words.site) }
         nonmutating set { storage.switchContainer(to: newValue) }
     }
 
@@ -180,6 +181,28 @@ public struct Dependency<Value> {
     }
 }
 
-// @unchecked: `storage` is thread-safe, and `published` points into it and is only read
-// with an atomic load.
+// @unchecked: `storage` is thread-safe, `words.published` points into it and is only read
+// with an atomic load, and `words.site` is an immutable record.
 extension Dependency: @unchecked Sendable where Value: Sendable {}
+
+/// The two plain words a `@Dependency` read uses: the storage's published slot, which
+/// the storage (kept alive by the wrapper) owns and which holds a `Box<Value>`, and the
+/// site its messages name.
+///
+/// One field of the wrapper rather than two: a wrapper of three fields was copied whole
+/// from the object that declares it on every read, retaining and releasing its storage;
+/// one of two fields is read field by field.
+///
+/// ```swift
+/// let words = PropertyWords(published: storage.published, site: site)
+/// ```
+@usableFromInline
+struct PropertyWords {
+    @usableFromInline let published: UnsafeMutablePointer<AnyBox?>
+    @usableFromInline let site: PropertySite
+
+    @inlinable
+    init(published: UnsafeMutablePointer<AnyBox?>, site: PropertySite) {
+        (self.published, self.site) = (published, site)
+    }
+}

@@ -4,10 +4,10 @@
 /// Apps create objects with injected properties all day (a view model per screen, a
 /// handler per request) and keep thousands alive, so a property costs one allocation of
 /// three words: this object, which holds the published value's word, the container and
-/// the declaration (the key path and the site, in one word: see ``PropertyDeclaration``).
-/// There is no lock object and no closure of its own: the wrapper, specialized where it
-/// is used, passes the function that resolves the key path on each first read. What only
-/// some properties need (a container held weakly, a value replaced, another owner
+/// the key path. There is no lock object and no closure of its own: the wrapper,
+/// specialized where it is used, passes the function that resolves the key path, and
+/// the site messages name (one word, see ``PropertySite``), on each first read. What
+/// only some properties need (a container held weakly, a value replaced, another owner
 /// waiting) moves to a ``PropertyState`` when it is first needed:
 ///
 /// - Reads of a resolved value load the published word (the object's first stored
@@ -26,8 +26,9 @@
 /// in this module would ask the runtime for `Box<Value>`'s metadata on every resolution.
 ///
 /// ```swift
-/// let storage = DependencyStorage(\.httpClient, container: nil, declaredIn: "Feed", fileID: #fileID, line: #line)
-/// let box = DependencyStorage.resolveOnce(from: storage.published) { container, keyPath in
+/// let storage = DependencyStorage(\.httpClient, container: nil)
+/// let site = PropertySite(declaredIn: "Feed", fileID: #fileID, line: #line)
+/// let box = DependencyStorage.resolveOnce(from: storage.published, declaredAt: site) { container, keyPath in
 ///     Box(container[keyPath: unsafeDowncast(keyPath, to: KeyPath<DependencyContainer, any HTTPClient>.self)])
 /// }
 /// ```
@@ -35,7 +36,7 @@
 final class DependencyStorage: @unchecked Sendable {
     // @unchecked: the published word is read and written atomically; `state` only under
     // `lock`, the stripe of this object, as is every `var` of a `PropertyState` or of the
-    // frame it holds.
+    // frame it holds; `keyPath` is immutable.
 
     /// The published box, retained, or nil. It must stay the first stored property: the
     /// wrapper reads it at the address of the object's stored properties.
@@ -48,19 +49,17 @@ final class DependencyStorage: @unchecked Sendable {
     ///   builds for, which the resolving owner holds until it puts the container back here.
     /// - a ``PropertyState``: everything else.
     @exclusivity(unchecked) private var state: AnyObject
-    /// The key path this property resolves and where it is declared, shared by every
-    /// object of its declaration.
-    let declaration: PropertyDeclaration
+    /// The registration the property resolves. Its own, not shared with other objects of
+    /// the declaration: a key path to a parameterized registration carries its argument,
+    /// which goes with the object.
+    private let keyPath: AnyKeyPath
 
     /// Stands for "this property's first resolution" in frames and the wait graph.
     private static let resolutionKey = RegistrationKey(
         file: #fileID, line: 0, column: 0, type: AnyBox.self, argument: nil)
 
     @usableFromInline
-    init(
-        _ keyPath: AnyKeyPath, container chosen: DependencyContainer?, declaredIn type: StaticString,
-        fileID: StaticString, line: UInt
-    ) {
+    init(_ keyPath: AnyKeyPath, container chosen: DependencyContainer?) {
         // The container building the owning object, if one is; else `main`.
         let (owner, innermost) = Frame.mayBeBuilding ? Frame.ownerAndInnermost : (.nobody, nil)
         let container = chosen ?? Frame.building(from: innermost, owner: owner) ?? DependencyContainer.main
@@ -72,7 +71,7 @@ final class DependencyStorage: @unchecked Sendable {
         } else {
             state = container
         }
-        declaration = PropertyDeclaration(keyPath, declaredIn: type, fileID: fileID, line: line)
+        self.keyPath = keyPath
     }
 
     deinit {
@@ -138,13 +137,14 @@ final class DependencyStorage: @unchecked Sendable {
     }
 
     /// The slow path of a wrapper read: resolves through the storage whose published word
-    /// is `slot`, with `resolve`, which the wrapper passes: it resolves a key path of the
-    /// wrapper's value in a container.
+    /// is `slot`, for the property declared at `site`, with `resolve`, which the wrapper
+    /// passes: it resolves a key path of the wrapper's value in a container.
     @usableFromInline @inline(never)
     static func resolveOnce(
-        from slot: UnsafeMutablePointer<AnyBox?>, _ resolve: (DependencyContainer, AnyKeyPath) -> AnyBox
+        from slot: UnsafeMutablePointer<AnyBox?>, declaredAt site: PropertySite,
+        _ resolve: (DependencyContainer, AnyKeyPath) -> AnyBox
     ) -> AnyBox {
-        _PublishedBox.withOwner(of: slot, as: DependencyStorage.self) { $0.resolveOnce(resolve) }
+        _PublishedBox.withOwner(of: slot, as: DependencyStorage.self) { $0.resolveOnce(declaredAt: site.site, resolve) }
     }
 
     private enum Step {
@@ -155,18 +155,18 @@ final class DependencyStorage: @unchecked Sendable {
         case released
     }
 
-    func resolveOnce(_ resolve: (DependencyContainer, AnyKeyPath) -> AnyBox) -> AnyBox {
+    func resolveOnce(declaredAt site: Site, _ resolve: (DependencyContainer, AnyKeyPath) -> AnyBox) -> AnyBox {
         let (owner, enclosing) = Frame.ownerAndInnermost
         let step: Step = lock.withLock { _ in
             if let box = _PublishedBox.published(in: published) { return .resolved(box) }
             // Nearly every first read: the word holds the container, and takes the frame.
-            guard holdsContainerAlone else { return nextStep(for: owner, enclosing: enclosing) }
+            guard holdsContainerAlone else { return nextStep(for: owner, enclosing: enclosing, site: site) }
             // Swapped, not assigned: the container's reference moves to this resolution
             // and back, without a count (a container that something holds weakly counts
             // its references on the runtime's slow path).
             let frame = makeFrame(
                 resolvingFrom: unsafeDowncast(state, to: DependencyContainer.self), keepsResult: false, owner: owner,
-                enclosing: enclosing)
+                enclosing: enclosing, site: site)
             var taken: AnyObject = frame
             swap(&state, &taken)
             return .resolve(frame, unsafeDowncast(taken, to: DependencyContainer.self))
@@ -175,14 +175,14 @@ final class DependencyStorage: @unchecked Sendable {
         case .resolved(let box):
             return box
         case .released:
-            stopReleased()
+            stopReleased(declaredAt: site)
         case .cycle(let frame):
-            CycleReport.stop(frame.sites(to: enclosing), closing: declaration.site)
+            CycleReport.stop(frame.sites(to: enclosing), closing: site)
         case .wait(let construction):
             return construction.wait(as: owner, innermost: enclosing)
         case .resolve(let frame, let container):
             // No cycle check: this frame is new, and no frame of this property is running.
-            let box = frame.bind { declaration.withKeyPath { resolve(container, $0) } }
+            let box = frame.bind { resolve(container, keyPath) }
             let (ended, waiting): (AnyObject?, InFlight?) = lock.withLock { _ in
                 guard state === frame else { return end(frame, publishing: box) }
                 // Nothing happened meanwhile: the word goes back to the container, and
@@ -207,7 +207,7 @@ final class DependencyStorage: @unchecked Sendable {
     /// resolution in progress, stops a cycle, or resolves with the state in full. Under
     /// the lock.
     @inline(never)
-    private func nextStep(for owner: Owner, enclosing: Frame?) -> Step {
+    private func nextStep(for owner: Owner, enclosing: Frame?, site: Site) -> Step {
         let detailed: PropertyState
         switch phase {
         case .idle:
@@ -224,7 +224,8 @@ final class DependencyStorage: @unchecked Sendable {
         }
         guard let container = detailed.container else { return .released }
         let frame = makeFrame(
-            resolvingFrom: container, keepsResult: detailed.strongContainer == nil, owner: owner, enclosing: enclosing)
+            resolvingFrom: container, keepsResult: detailed.strongContainer == nil, owner: owner, enclosing: enclosing,
+            site: site)
         detailed.begin(frame)
         return .resolve(frame, container)
     }
@@ -241,23 +242,22 @@ final class DependencyStorage: @unchecked Sendable {
     }
 
     private func makeFrame(
-        resolvingFrom container: DependencyContainer, keepsResult: Bool, owner: Owner, enclosing: Frame?
+        resolvingFrom container: DependencyContainer, keepsResult: Bool, owner: Owner, enclosing: Frame?, site: Site
     ) -> Frame {
         Frame(
             container: ObjectIdentifier(self), building: container, keepsResult: keepsResult,
-            key: Self.resolutionKey, site: declaration.site, servesScope: nil, trace: enclosing?.trace, owner: owner,
+            key: Self.resolutionKey, site: site, servesScope: nil, trace: enclosing?.trace, owner: owner,
             parent: enclosing)
     }
 
-    /// The container the property resolves from.
+    /// The container the property declared at `site` resolves from.
     @usableFromInline
-    var resolvingContainer: DependencyContainer {
-        guard let container = lock.withLock({ _ in container }) else { stopReleased() }
+    func resolvingContainer(declaredAt site: PropertySite) -> DependencyContainer {
+        guard let container = lock.withLock({ _ in container }) else { stopReleased(declaredAt: site.site) }
         return container
     }
 
-    private func stopReleased() -> Never {
-        let site = declaration.site
+    private func stopReleased(declaredAt site: Site) -> Never {
         fatalError("\(site): the container this property resolves from was released before the property "
             + "was first read; read it while the container lives (keep a scope alive until its request ends, "
             + "for example with withExtendedLifetime(scope)), or set `$property.container`",
