@@ -74,6 +74,17 @@ enum SFAChange: String, CaseIterable, Sendable {
     case nothing, reset, set, switchContainer
 }
 
+/// A property about to be read for the first time, from `start`: the container it
+/// resolves `"first"` from, another that resolves `"other"`, and the count of its builds.
+func sfaWorld(_ start: SFAStart) -> (DependencyContainer, DependencyContainer, SFAHolder, Counter) {
+    let container = DependencyContainer()
+    container.setValue("first", forKey: "sfa.label")
+    let other = DependencyContainer()
+    other.setValue("other", forKey: "sfa.label")
+    let holder = sfaHolder(start, in: container)
+    return (container, other, holder, container.counter("sfaEngine"))
+}
+
 func sfaHolder(_ start: SFAStart, in container: DependencyContainer) -> SFAHolder {
     switch start {
     case .containerWord:
@@ -281,11 +292,6 @@ struct SFAProfile: Hashable, Sendable {
 extension DependencyContainer {
     subscript(sfaTokened token: SFAToken) -> Provider<Int> { factory(token) { token.id } }
     subscript(sfaProfileName profile: SFAProfile) -> Provider<String> { factory(profile) { profile.name } }
-    static let sfaMergedFactoryLine: UInt = #line + 3
-    /// One registration for every number: two key paths reach one identity.
-    subscript(sfaMerged number: Int) -> Provider<Int> {
-        factory { number }  // its key's column is its closure's, 17
-    }
 }
 
 final class SFATokenHolder: @unchecked Sendable {
@@ -299,13 +305,6 @@ final class SFAProfileHolder: @unchecked Sendable {
     @Dependency var name: String
     init(_ profile: SFAProfile, in container: DependencyContainer) {
         _name = Dependency(\.[sfaProfileName: profile], container: container)
-    }
-}
-
-final class SFAMergedHolder: @unchecked Sendable {
-    @Dependency var number: Int
-    init(_ number: Int, in container: DependencyContainer) {
-        _number = Dependency(\.[sfaMerged: number], container: container)
     }
 }
 
@@ -338,12 +337,7 @@ final class SFAWeak: @unchecked Sendable {
     /// read returns what it resolved; later reads see the change, or the published value.
     @Test(arguments: SFAStart.allCases, SFAChange.allCases)
     func aChangeWhileTheFirstReadRunsIsWhatLaterReadsSee(start: SFAStart, change: SFAChange) {
-        let container = DependencyContainer()
-        container.setValue("first", forKey: "sfa.label")
-        let other = DependencyContainer()
-        other.setValue("other", forKey: "sfa.label")
-        let holder = sfaHolder(start, in: container)
-        let builds = container.counter("sfaEngine")
+        let (container, other, holder, builds) = sfaWorld(start)
         let once = OnceGate()
         container.setValue(once, forKey: "sfa.gate")
         let read = Collected<SFAEngine>()
@@ -370,12 +364,7 @@ final class SFAWeak: @unchecked Sendable {
     /// it gets the first read's value, and nothing resolves twice.
     @Test(arguments: SFAStart.allCases, SFAChange.allCases)
     func aWaiterGetsTheFirstReadsValueWhateverChangedMeanwhile(start: SFAStart, change: SFAChange) {
-        let container = DependencyContainer()
-        container.setValue("first", forKey: "sfa.label")
-        let other = DependencyContainer()
-        other.setValue("other", forKey: "sfa.label")
-        let holder = sfaHolder(start, in: container)
-        let builds = container.counter("sfaEngine")
+        let (container, other, holder, builds) = sfaWorld(start)
         let once = OnceGate()
         container.setValue(once, forKey: "sfa.gate")
         let read = Collected<SFAEngine>()
@@ -412,12 +401,7 @@ final class SFAWeak: @unchecked Sendable {
     /// its own thread.
     @Test(arguments: SFAStart.allCases, SFAChange.allCases)
     func theFirstReadsOwnResolutionChangesItsProperty(start: SFAStart, change: SFAChange) {
-        let container = DependencyContainer()
-        container.setValue("first", forKey: "sfa.label")
-        let other = DependencyContainer()
-        other.setValue("other", forKey: "sfa.label")
-        let holder = sfaHolder(start, in: container)
-        let builds = container.counter("sfaEngine")
+        let (container, other, holder, builds) = sfaWorld(start)
         let chosen = SFAEngine(label: "chosen")
         let containers = Collected<Bool>()
         let hook = DeinitHook()
@@ -696,26 +680,6 @@ final class SFAWeak: @unchecked Sendable {
             let anyValue = SFAGenericHolder<Any>(plain: \.sfaAnything, in: container)
             precondition(anyValue.value as? String == "anything")
         }
-    }
-
-    /// A registration two key paths reach is reported at its own line and column.
-    @Test func anIdentityIssueNamesTheRegistrationsColumn() {
-        #if DEBUG
-        let container = DependencyContainer()
-        let issues = Collected<DependencyIssue>()
-        let previous = DependencyIssue.reporter
-        DependencyIssue.reporter = { issue in
-            if issue.container === container { issues.append(issue) } else { previous(issue) }
-        }
-        defer { DependencyIssue.reporter = previous }
-        #expect(SFAMergedHolder(1, in: container).number == 1)
-        #expect(SFAMergedHolder(2, in: container).number == 2)
-        let merged = issues.values.filter { $0.message.contains("share one registration") }
-        #expect(merged.count == 1, "\(issues.values.map(\.message))")
-        // `factory { number }` in `subscript(sfaMerged:)`.
-        #expect(merged.first?.line == DependencyContainer.sfaMergedFactoryLine)
-        #expect(merged.first?.column == 17)
-        #endif
     }
 
     // MARK: - Declaration records
