@@ -40,11 +40,15 @@ enum TestRunnerReporter {
     /// Records `issue` in the running Swift Testing test, pointing at its registration.
     static func record(_ issue: DependencyIssue) {
         // The test library stops the process on a file ID without a module, an empty path,
-        // or a line or column below 1, which a helper that passes its own may give.
-        let fileID = issue.fileID.description
+        // or a line or column below 1, which a helper that passes its own may give. It
+        // finds the module's slash as a character: a file ID that starts with a combining
+        // mark would join a slash put before it, so a file name goes between them.
+        let given = issue.fileID.description
+        var fileID = given.contains("/") ? given : "_/" + given
+        if !fileID.contains("/") { fileID = "_/_" + given }
         let filePath = issue.filePath.description
         let location = SourceLocation(
-            fileID: fileID.contains("/") ? fileID : "_/" + fileID, filePath: filePath.isEmpty ? fileID : filePath,
+            fileID: fileID, filePath: filePath.isEmpty ? fileID : filePath,
             line: max(1, Int(clamping: issue.line)), column: max(1, Int(clamping: issue.column)))
         Issue.record(Comment(rawValue: issue.message), sourceLocation: location)
     }
