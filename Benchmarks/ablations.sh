@@ -74,7 +74,10 @@ per_op() {
 measure() {
     local label=$1
     shift
-    (cd "$scratch/repo/Benchmarks" && swift build -c release --scratch-path .build -Xcc -gdwarf-4 >"$scratch/build.log" 2>&1) \
+    # The plan SwiftPM keeps goes with it: a change that adds, renames or removes a source
+    # file leaves a plan naming the old files (see instructions.sh).
+    (cd "$scratch/repo/Benchmarks" && rm -f .build/release.yaml .build/release/description.json \
+        && swift build -c release --scratch-path .build -Xcc -gdwarf-4 >"$scratch/build.log" 2>&1) \
         || { echo "$label does not build:" >&2; grep error: "$scratch/build.log" | head -5 >&2; return 1; }
     local binary="$scratch/repo/Benchmarks/.build/release/ResolutionBenchmarks" count
     # A loop merged with another is collected under one name only (see instructions.sh).

@@ -55,7 +55,10 @@ long_large=$((long_small + ((large - small) / 500 > 0 ? (large - small) / 500 : 
 command -v valgrind >/dev/null || { echo "valgrind is not installed (apt-get install valgrind)" >&2; exit 1; }
 
 # -gdwarf-4: valgrind 3.19 cannot read the DWARF 5 that clang writes for the C target
-# by default, and gives up.
+# by default, and gives up. SwiftPM keeps its plan of the package beside the build, and a
+# plan made before a source file was added, renamed or removed names the old files (the
+# build then stops on a missing input): planning again costs a few seconds.
+rm -f .build/release.yaml .build/release/description.json
 swift build -c release --scratch-path .build -Xcc -gdwarf-4 >&2
 binary=.build/release/ResolutionBenchmarks
 work=.build/callgrind
