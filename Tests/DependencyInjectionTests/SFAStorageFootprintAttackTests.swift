@@ -103,25 +103,35 @@ func sfaHolder(_ start: SFAStart, in container: DependencyContainer) -> SFAHolde
     }
 }
 
-/// Whether another owner waits for the first read of `storage` now: its state in full
-/// records what they wait on. Read under the storage's lock, as the storage writes it.
-func sfaHasWaiter(_ storage: DependencyStorage) -> Bool {
-    _LockStripes.lock(for: storage).withLock { _ in
-        guard let state = Mirror(reflecting: storage).descendant("state") as? PropertyState else { return false }
-        return Mirror(reflecting: state).descendant("waited") as? InFlight != nil
+/// A read of `holder.engine` on a thread of its own.
+final class SFARead: Sendable {
+    private let value = Collected<SFAEngine>()
+    private let done = DispatchSemaphore(value: 0)
+
+    init(_ holder: SFAHolder) {
+        let (value, done) = (value, done)
+        Thread {
+            value.append(holder.engine)
+            done.signal()
+        }.start()
+    }
+
+    /// Whether the read has returned.
+    var hasEnded: Bool { !value.values.isEmpty }
+
+    /// What the read returned, once it has.
+    func result() -> SFAEngine {
+        done.wait()
+        done.signal()
+        return value.values[0]
     }
 }
 
-/// Returns once another owner waits for the first read of `storage`, or once that owner
-/// has finished (then it did not wait, and the caller's checks fail).
-func sfaAwaitWaiter(on storage: DependencyStorage, orEndOf reader: DispatchSemaphore) {
-    while !sfaHasWaiter(storage) {
-        if reader.wait(timeout: .now()) == .success {
-            reader.signal()
-            return
-        }
-        sched_yield()
-    }
+/// Returns once another owner waits for the first read of `storage`, or once `reader`
+/// has returned (then it did not wait, and the caller's checks fail). Each pass reads
+/// the storage's state under its lock.
+func sfaAwaitWaiter(on storage: DependencyStorage, orEndOf reader: SFARead) {
+    while !storage.isAwaited && !reader.hasEnded { sched_yield() }
 }
 
 /// Applies `change` to `holder`'s property.
@@ -321,12 +331,6 @@ final class SFAProfileHolder: @unchecked Sendable {
     init(container: DependencyContainer) { _engine = Dependency(\.sfaEngine, container: container) }
 }
 
-/// Holds an object weakly, for a test to see it go.
-final class SFAWeak: @unchecked Sendable {
-    weak var object: AnyObject?
-    init(_ object: AnyObject?) { self.object = object }
-}
-
 // MARK: - Tests
 
 @Suite struct SFAStorageFootprintAttackTests {
@@ -340,19 +344,13 @@ final class SFAWeak: @unchecked Sendable {
         let (container, other, holder, builds) = sfaWorld(start)
         let once = OnceGate()
         container.setValue(once, forKey: "sfa.gate")
-        let read = Collected<SFAEngine>()
-        let done = DispatchSemaphore(value: 0)
-        Thread {
-            read.append(holder.engine)
-            done.signal()
-        }.start()
+        let read = SFARead(holder)
         once.gate.entered.wait()
         #expect(holder.$engine.container === container, "the container while the first read runs")
         let chosen = SFAEngine(label: "chosen")
         sfaApply(change, to: holder, chosen: chosen, other: other)
         once.gate.open()
-        done.wait()
-        let first = read.values[0]
+        let first = read.result()
         #expect(first.label == "first")
         let problem = sfaLaterReadsProblem(
             after: change, first: first, holder: holder, builds: builds, chosen: chosen, other: other)
@@ -367,26 +365,15 @@ final class SFAWeak: @unchecked Sendable {
         let (container, other, holder, builds) = sfaWorld(start)
         let once = OnceGate()
         container.setValue(once, forKey: "sfa.gate")
-        let read = Collected<SFAEngine>()
-        let (done, waiterDone) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
-        Thread {
-            read.append(holder.engine)
-            done.signal()
-        }.start()
+        let read = SFARead(holder)
         once.gate.entered.wait()
-        let waited = Collected<SFAEngine>()
-        Thread {
-            waited.append(holder.engine)
-            waiterDone.signal()
-        }.start()
-        sfaAwaitWaiter(on: holder.storage, orEndOf: waiterDone)
+        let waiter = SFARead(holder)
+        sfaAwaitWaiter(on: holder.storage, orEndOf: waiter)
         let chosen = SFAEngine(label: "chosen")
         sfaApply(change, to: holder, chosen: chosen, other: other)
         once.gate.open()
-        done.wait()
-        waiterDone.wait()
-        let first = read.values[0]
-        #expect(waited.values.first === first, "\(start), \(change): the waiter got \(waited.values.first?.label ?? "-")")
+        let (first, waited) = (read.result(), waiter.result())
+        #expect(waited === first, "\(start), \(change): the waiter got \(waited.label)")
         #expect(builds.count == 1, "\(start), \(change): \(builds.count) builds while the first read ran")
         let problem = sfaLaterReadsProblem(
             after: change, first: first, holder: holder, builds: builds, chosen: chosen, other: other)
@@ -466,19 +453,19 @@ final class SFAWeak: @unchecked Sendable {
     /// (nothing else holds it).
     @Test func aWeaklyHeldPropertyWhoseContainerIsGoneTakesAValueAndAnotherContainer() async {
         await #expect(processExitsWith: .success) {
-            let (holder, gone): (SFAHolder, SFAWeak) = {
+            let (holder, gone): (SFAHolder, Released) = {
                 let container = DependencyContainer()
-                return (container.sfaKeeper().holder, SFAWeak(container))
+                return (container.sfaKeeper().holder, Released(container))
             }()
             precondition(gone.object == nil, "the kept object's property held its container")
             holder.engine = SFAEngine(label: "set")
             precondition(holder.engine.label == "set")
             holder.$engine.reset()
-            let switched: SFAWeak = {
+            let switched: Released = {
                 let other = DependencyContainer()
                 other.setValue("other", forKey: "sfa.label")
                 holder.$engine.container = other
-                return SFAWeak(other)
+                return Released(other)
             }()
             precondition(switched.object != nil, "the property switched to a container does not hold it")
             precondition(holder.engine.label == "other")
@@ -491,20 +478,20 @@ final class SFAWeak: @unchecked Sendable {
     /// Replaced values stay alive while lock-free readers may hold them: until the holder
     /// goes. Then every value and the container go with it.
     @Test func replacedValuesLiveAsLongAsTheHolderAndGoWithIt() {
-        let values = Collected<SFAWeak>()
-        let container: SFAWeak
+        let values = Collected<Released>()
+        let container: Released
         do {
             let owner = DependencyContainer()
-            container = SFAWeak(owner)
+            container = Released(owner)
             var holder: SFAHolder? = DependencyContainer.withMain(owner) { SFAHolder() }
-            values.append(SFAWeak(holder!.engine))
+            values.append(Released(holder!.engine))
             holder!.engine = SFAEngine(label: "set")
-            values.append(SFAWeak(holder!.engine))
+            values.append(Released(holder!.engine))
             holder!.$engine.reset()
-            values.append(SFAWeak(holder!.engine))
+            values.append(Released(holder!.engine))
             let replacement = DependencyContainer()
             holder!.$engine.container = replacement
-            values.append(SFAWeak(holder!.engine))
+            values.append(Released(holder!.engine))
             #expect(values.values.allSatisfy { $0.object != nil }, "a replaced value went while its holder lives")
             holder = nil
         }
@@ -520,7 +507,7 @@ final class SFAWeak: @unchecked Sendable {
             let fired = DeinitHook()
             let container = DependencyContainer()
             var holder: SFAHolder? = DependencyContainer.withMain(container) { SFAHolder() }
-            let target = SFAWeak(holder)
+            let target = Released(holder!)
             holder!.engine = SFAEngine(label: "reentrant") {
                 fired.fire()
                 guard let holder = target.object as? SFAHolder else { return }
@@ -576,10 +563,10 @@ final class SFAWeak: @unchecked Sendable {
             let second = DependencyContainer()
             second.setValue("second", forKey: "sfa.label")
             let holder: SFAHolder
-            let gone: SFAWeak
+            let gone: Released
             do {
                 let first = DependencyContainer()
-                gone = SFAWeak(first)
+                gone = Released(first)
                 first.setValue(sentinel, forKey: "sfa.sentinelDeinit")
                 first.setValue(during, forKey: "sfa.during")
                 _ = first.sfaSentinel()
@@ -748,12 +735,12 @@ final class SFAWeak: @unchecked Sendable {
     /// apps make such objects per request or per id. (Records of declarations that kept
     /// their key paths for the life of the process kept every argument with them.)
     @Test func anArgumentOfAnInjectedKeyPathGoesWithItsObject() {
-        let tokens: [SFAWeak] = (0..<100).map { id in
+        let tokens: [Released] = (0..<100).map { id in
             let container = DependencyContainer()
             let token = SFAToken(id: id)
             let holder = SFATokenHolder(token, in: container)
             #expect(holder.id == id)
-            return SFAWeak(token)
+            return Released(token)
         }
         let kept = tokens.filter { $0.object != nil }.count
         #expect(kept == 0, "\(kept) of 100 arguments outlived their object, their container and the test's references")

@@ -250,6 +250,14 @@ final class DependencyStorage: @unchecked Sendable {
             parent: enclosing)
     }
 
+    /// Whether another owner waits for the first read in progress, which tests wait for
+    /// before they change the property.
+    var isAwaited: Bool {
+        lock.withLock { _ in
+            if case .detailed(let detailed) = phase { detailed.isAwaited } else { false }
+        }
+    }
+
     /// The container the property declared at `site` resolves from.
     @usableFromInline
     func resolvingContainer(declaredAt site: PropertySite) -> DependencyContainer {

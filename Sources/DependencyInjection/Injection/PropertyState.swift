@@ -54,6 +54,9 @@ final class PropertyState {
         return (isOutdated, waited)
     }
 
+    /// Whether another owner waits for the resolution in progress.
+    var isAwaited: Bool { waited != nil }
+
     /// Marks the resolution in progress, if any, as outdated.
     func outdateResolution() {
         if resolvingFrame != nil { isOutdated = true }
