@@ -4,8 +4,16 @@ import Testing
 /// A container's running constructions: one kept inline, more in an array, removed in any
 /// order, and none left once each has ended.
 @Suite struct RunningConstructionsTests {
-    private func constructions(_ count: Int) -> [InFlight] {
-        (0..<count).map { InFlight(key: RegistrationKey(file: #fileID, position: UInt64($0), type: ObjectIdentifier(Int.self))) }
+    private let container = DependencyContainer()
+
+    private func constructions(_ count: Int) -> [Resolution] {
+        (0..<count).map {
+            Resolution(
+                claim: .build, in: container,
+                key: RegistrationKey(file: #fileID, position: UInt64($0), type: ObjectIdentifier(Int.self)),
+                name: "construction", scope: .singleton, owner: .current, enclosing: nil, servesScope: nil,
+                override: nil, overriddenHere: false, isListed: true)
+        }
     }
 
     private func ids(_ running: RunningConstructions) -> Set<ObjectIdentifier> {

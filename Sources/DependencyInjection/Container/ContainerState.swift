@@ -135,9 +135,11 @@ struct ContainerState {
     /// What a resolution does next.
     enum Claim {
         case cached(AnyObject)
+        /// Wait for the construction running here, in the room its first waiter made.
         case await(InFlight)
-        /// Build here; the in-flight record is nil for a factory, whose result is not kept.
-        case build(InFlight?)
+        /// Build here. What the container keeps is then listed among the constructions
+        /// running here (``startBuilding(_:)``) until it ends.
+        case build
     }
 
     /// The cached singleton for `key`, when nothing needs the slow path: no construction
@@ -156,23 +158,29 @@ struct ContainerState {
         return unsafeDowncast(box, to: AnyBox.self)
     }
 
-    /// Decides how to resolve `key`, registering a construction when this caller builds.
+    /// Decides how to resolve `key`. When this caller is to build what the container
+    /// keeps, it lists its resolution with ``startBuilding(_:)`` under the same lock.
     ///
     /// A construction in flight is found among the few running here, not in a table: a
     /// table entry cost every first build an insertion and a removal, and every new
-    /// container (a test's world, a request's scope) a table.
+    /// container (a test's world, a request's scope) a table. The first resolution that
+    /// waits for it makes the room where it waits (``Resolution/waitRoom()``).
     mutating func claim(_ key: RegistrationKey, scope: DependencyScope) -> Claim {
         recordUse(of: key)
         // A graph instance is kept by the outermost resolution, not by the container.
-        if scope == .factory || scope == .graph { return .build(nil) }
+        if scope == .factory || scope == .graph { return .build }
         if let box = singletons.box(for: key) { return .cached(box) }
         if scope == .shared, !sharedInstances.isEmpty, let object = sharedInstances[key]?.object {
             return .cached(object)
         }
-        if let running = building.construction(of: key) { return .await(running) }
-        let construction = InFlight(key: key)
+        if let running = building.construction(of: key) { return .await(running.waitRoom()) }
+        return .build
+    }
+
+    /// Lists `construction`, which ``claim(_:scope:)`` told to build what this container
+    /// keeps, among the constructions running here, until ``complete(_:keeping:weakly:teardown:checkingOwnAgainst:released:)``.
+    mutating func startBuilding(_ construction: Resolution) {
         building.append(construction)
-        return .build(construction)
     }
 
     /// Ends a construction: keeps what it built, with its teardown, unless an override or
@@ -184,16 +192,20 @@ struct ContainerState {
     /// (``learnedOwn``), or the construction used one of `installed`, directly or through
     /// instances the scope built from them. Otherwise the constructions still in flight
     /// that resolved the instance are dropped too: they hold a copy nobody keeps.
+    ///
+    /// Returns the room where others wait for the construction, if any waited: no one can
+    /// find the construction here any longer, so the caller opens it after unlocking.
     mutating func complete(
-        _ construction: InFlight, keeping object: AnyObject?, weakly: Bool, teardown: PendingTeardown?,
+        _ construction: Resolution, keeping object: AnyObject?, weakly: Bool, teardown: PendingTeardown?,
         checkingOwnAgainst installed: [RegistrationKey]?, released: inout Released
-    ) {
+    ) -> InFlight? {
         building.remove(construction)
-        guard !construction.isDropped, let object else { return }
+        let room = construction.takeWaitRoom()
+        guard !construction.isDropped, let object else { return room }
         if let installed, !builtOwn(construction.key, fromAnyOf: installed) {
             dropConstructions(using: construction.key)
             forgetUses(by: [construction.key], released: &released)
-            return
+            return room
         }
         if weakly {
             released.keep(sharedInstances.updateValue(Weak(object), forKey: construction.key))
@@ -207,6 +219,7 @@ struct ContainerState {
                 released.keep(teardowns.updateValue((teardownsKept, teardown), forKey: construction.key))
             }
         }
+        return room
     }
 
     /// What a parent's change does here, in the container of a child: drops what was built

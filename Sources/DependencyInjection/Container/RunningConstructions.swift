@@ -1,5 +1,6 @@
-/// The constructions of cached instances running in one container, in no particular order:
-/// where a resolution finds the construction to wait for, and whose uses are recorded.
+/// The constructions of cached instances running in one container, in no particular order,
+/// each the resolution that builds it: where a resolution finds the construction to wait
+/// for, and whose uses are recorded.
 ///
 /// There is usually none or one: a container builds one singleton at a time unless several
 /// threads or tasks build at once, or one builds a chain of singletons. So a construction
@@ -20,17 +21,17 @@
 /// running.remove(construction)
 /// ```
 struct RunningConstructions: Sequence {
-    private var first: InFlight?
-    private var others: [InFlight] = []
+    private var first: Resolution?
+    private var others: [Resolution] = []
 
     var isEmpty: Bool { first == nil }
 
-    mutating func append(_ construction: InFlight) {
+    mutating func append(_ construction: Resolution) {
         if first == nil { first = construction } else { others.append(construction) }
     }
 
     /// Removes `construction`, if it runs here.
-    mutating func remove(_ construction: InFlight) {
+    mutating func remove(_ construction: Resolution) {
         if first === construction {
             first = others.popLast()
         } else if let index = others.firstIndex(where: { $0 === construction }) {
@@ -39,7 +40,7 @@ struct RunningConstructions: Sequence {
     }
 
     /// The construction of `key` running here whose instance is still to be kept, if any.
-    func construction(of key: RegistrationKey) -> InFlight? {
+    func construction(of key: RegistrationKey) -> Resolution? {
         first(where: { $0.key == key && !$0.isDropped })
     }
 
@@ -61,10 +62,10 @@ struct RunningConstructions: Sequence {
     func makeIterator() -> Iterator { Iterator(first: first, others: others.makeIterator()) }
 
     struct Iterator: IteratorProtocol {
-        fileprivate var first: InFlight?
-        fileprivate var others: IndexingIterator<[InFlight]>
+        fileprivate var first: Resolution?
+        fileprivate var others: IndexingIterator<[Resolution]>
 
-        mutating func next() -> InFlight? {
+        mutating func next() -> Resolution? {
             if let construction = first {
                 first = nil
                 return construction

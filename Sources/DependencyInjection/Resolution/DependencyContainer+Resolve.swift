@@ -139,7 +139,8 @@ extension DependencyContainer {
 
     private func resolve<Value>(_ provider: AsyncProvider<Value>, servingScope: DependencyContainer?) async throws -> Value {
         let resolution = begin(
-            provider.key, provider.name, provider.scope, Value.self, servingScope: servingScope.map(ObjectIdentifier.init))
+            provider.key, provider.name, provider.scope, Value.self, servingScope: servingScope.map(ObjectIdentifier.init),
+            isAsync: true)
         do {
             return try await resolve(provider, resolution, servingScope: servingScope)
         } catch {
@@ -157,17 +158,19 @@ extension DependencyContainer {
             object = cached
         case .await(let construction):
             object = try await construction.value(as: resolution.owner, innermost: resolution.enclosing)
-        case .build(let construction):
+        case .build:
             if provider.scope == .graph, let box = resolution.graphInstance(in: self) {
                 resolution.traced?.finish(outcome: .cached)
                 return Self.unbox(box)
             }
             let make = Decorated.make(from: provider.make, replacedBy: resolution.override)
+            // Read before the construction starts, which alone takes it from the resolution.
+            let room = resolution.asyncWaitRoom
             // Runs the closure in this construction's frame, as `owner`.
             let run = { @Sendable (owner: Owner) in
-                try await resolution.frame(self, owner: owner).bind(make)
+                try await resolution.frame(self, owner: owner, waitedIn: room).bind(make)
             }
-            guard let construction else {
+            guard let room else {
                 let value = try await run(resolution.owner)
                 if provider.scope == .graph { resolution.keepGraphInstance(Box(value), in: self) }
                 resolution.traced?.finish(outcome: resolution.outcome)
@@ -189,31 +192,60 @@ extension DependencyContainer {
                 // Before the waiters wake: one that returns must find the cache back.
                 servingScope?.endHandover()
                 self.complete(
-                    construction, outcome, scope: provider.scope, overriddenHere: resolution.overriddenHere, teardown: teardown)
+                    resolution, outcome, scope: provider.scope, overriddenHere: resolution.overriddenHere, teardown: teardown)
             }
-            object = try await construction.value(as: resolution.owner, innermost: resolution.enclosing)
+            object = try await room.value(as: resolution.owner, innermost: resolution.enclosing)
         }
         resolution.traced?.finish(outcome: resolution.outcome)
         return Self.unbox(object)
     }
 
     /// Claims `key` under the lock and prepares what building or waiting needs.
+    ///
+    /// A resolution that builds what the container keeps (a singleton, scoped or shared
+    /// instance) is made under the lock and
+    /// listed there as the construction running (``ContainerState/startBuilding(_:)``):
+    /// it is the record others find and wait for, so that a first build allocates no
+    /// record of its own, and the frame that builds is known before anyone can wait. An
+    /// asynchronous one makes its waiting room at once (`isAsync`): the task that
+    /// resolves waits there itself, for the task that builds.
     private func begin(
         _ key: RegistrationKey, _ name: StaticString, _ scope: DependencyScope, _ type: Any.Type,
-        servingScope: ObjectIdentifier?
+        servingScope: ObjectIdentifier?, isAsync: Bool = false
     ) -> Resolution {
-        let (claim, ownOverride, tracer) = state.withLock({ state in
+        let (claim, listed, ownOverride, tracer) = state.withLock({ state -> (ContainerState.Claim, Resolution?, AnyObject?, ResolutionTracer?) in
             let claim = state.claim(key, scope: scope)
-            guard case .build = claim else { return (claim, nil as AnyObject?, state.tracer) }
-            return (claim, state.replacement(for: key), state.tracer)
+            guard case .build = claim else { return (claim, nil, nil, state.tracer) }
+            let ownOverride = state.replacement(for: key)
+            // A factory's instance is not kept, and a graph instance is kept by the outermost
+            // resolution: no construction to list.
+            if scope == .factory || scope == .graph { return (claim, nil, ownOverride, state.tracer) }
+            let (owner, enclosing) = Frame.ownerAndInnermost
+            let construction = Resolution(
+                claim: claim, in: self, key: key, name: name, scope: scope, owner: owner, enclosing: enclosing,
+                servesScope: servingScope, override: ownOverride, overriddenHere: ownOverride != nil, isListed: true)
+            if isAsync { construction.openWaitRoom() }
+            state.startBuilding(construction)
+            return (claim, construction, ownOverride, state.tracer)
         })
-        // A cache hit needs neither the frame chain nor the owner, unless it is traced.
-        let served: Bool = if case .cached = claim { true } else { false }
-        let (owner, enclosing) = served && tracer == nil ? (.nobody, nil) : Frame.ownerAndInnermost
-        let resolution = Resolution(
-            claim: claim, in: self, key: key, name: name, scope: scope, owner: served ? .nobody : owner,
-            enclosing: enclosing, servesScope: servingScope, override: ownOverride, overriddenHere: ownOverride != nil,
-            traced: tracer.flatMap { Trace($0, name: name, type: type, scope: scope, enclosing: enclosing) })
+        let resolution: Resolution
+        if let listed {
+            resolution = listed
+            if let tracer, let trace = Trace(tracer, name: name, type: type, scope: scope, enclosing: listed.enclosing) {
+                resolution.startTrace(trace)
+            }
+        } else {
+            // A cache hit needs neither the frame chain nor the owner, unless it is traced.
+            let served: Bool = if case .cached = claim { true } else { false }
+            let (owner, enclosing) = served && tracer == nil ? (.nobody, nil) : Frame.ownerAndInnermost
+            resolution = Resolution(
+                claim: claim, in: self, key: key, name: name, scope: scope, owner: served ? .nobody : owner,
+                enclosing: enclosing, servesScope: servingScope, override: ownOverride, overriddenHere: ownOverride != nil,
+                isListed: false)
+            if let tracer, let trace = Trace(tracer, name: name, type: type, scope: scope, enclosing: enclosing) {
+                resolution.startTrace(trace)
+            }
+        }
         switch claim {
         case .cached: return resolution
         case .await: resolution.outcome = .awaited
@@ -225,7 +257,8 @@ extension DependencyContainer {
             key.checkArgument(of: name)
         }
         Frame.checkNoCycle(
-            building: key, in: ObjectIdentifier(self), site: resolution.site, owner: resolution.owner, from: enclosing)
+            building: key, in: ObjectIdentifier(self), site: resolution.site, owner: resolution.owner,
+            from: resolution.enclosing)
         return resolution
     }
 
@@ -246,19 +279,19 @@ extension DependencyContainer {
     /// A construction from an override this container installed (`overriddenHere`) needs no
     /// check: removing or replacing that override drops the construction.
     fileprivate func complete(
-        _ construction: InFlight, _ outcome: Result<AnyBox, any Error>, scope: DependencyScope, overriddenHere: Bool,
+        _ construction: Resolution, _ outcome: Result<AnyBox, any Error>, scope: DependencyScope, overriddenHere: Bool,
         teardown: PendingTeardown?
     ) {
         let box = try? outcome.get()
         let installed =
             appContainerOfScope == nil || box == nil || overriddenHere ? nil : overridesToCheck(construction.key, scope)
         let weakly = scope == .shared
-        state.withLock(releasingAfter: { state, released in
+        let room = state.withLock(releasingAfter: { state, released in
             state.complete(
                 construction, keeping: weakly ? box?.object : box, weakly: weakly, teardown: teardown,
                 checkingOwnAgainst: installed, released: &released)
         })
-        construction.finish(outcome)
+        room?.finish(outcome)
     }
 
     /// A resolved value from a box, or a live shared instance stored as itself.
@@ -283,30 +316,48 @@ enum Preparation {
 /// construction runs in the resolution, so a first build allocates one object for both,
 /// and copies the key and the chain once. An asynchronous construction runs in a task of
 /// its own, which is another owner, and gets a frame of its own
-/// (``frame(_:owner:)``).
+/// (``frame(_:owner:waitedIn:)``).
+///
+/// It is also the record of a construction whose result the container keeps: the
+/// container lists it while it runs (``ContainerState/startBuilding(_:)``), and a
+/// resolution that finds it there waits in the room the first such one makes
+/// (``waitRoom()``). A construction no one waits for, the usual first build, so costs no
+/// object and no lock beyond the resolution itself.
 ///
 /// A class, not a struct: it travels through ``Preparation`` and into the closures that
 /// build, and a struct of this size is copied field by field at each step (retaining and
 /// releasing every reference in it), which cost a first build some 3,000 instructions.
 @usableFromInline
 final class Resolution: Frame, @unchecked Sendable {
-    // @unchecked: its own fields are read and written only by the owner that resolves;
+    // @unchecked: its own fields are read and written only by the owner that resolves,
+    // but `isDropped` and `room`, which the lock of the container it runs in guards;
     // `override` is an `Override`, an `AsyncOverride` or a `Decorated` entry, and a cached
     // object is a `Sendable` value's box, a `Sendable` shared instance, or the box of this
     // owner's graph instance. What other owners read of it is the frame's.
 
-    /// What the container decided. Cleared when the resolution ends (``finish(in:keeping:teardown:)``):
-    /// a task started inside the construction keeps its frame, and must not keep the
-    /// construction's result, its override or the tracer with it.
+    /// What the container decided.
     @exclusivity(unchecked) private(set) var claim: ContainerState.Claim
     let name: StaticString
     @usableFromInline let scope: DependencyScope
     /// Whether this container itself overrides or decorates the key.
     let overriddenHere: Bool
+    /// Whether the container lists this resolution as a construction running there: it
+    /// builds what the container keeps.
+    let isListed: Bool
+    /// Under the lock of the container that runs it: whether an override or reset dropped
+    /// what is being built, which is then handed out but not kept.
+    @exclusivity(unchecked) var isDropped = false
+    /// Under the lock of the container that runs it: where others wait for this
+    /// construction, once one does. Taken when the construction ends
+    /// (``ContainerState/complete(_:keeping:weakly:teardown:checkingOwnAgainst:released:)``):
+    /// a task started inside the construction keeps its frame, and must not keep the
+    /// construction's result with it.
+    @exclusivity(unchecked) private var room: InFlight?
     /// The installed override, an `Override<Value>` or `AsyncOverride<Value>`, or a
-    /// `Decorated` entry, if any. Cleared when the resolution ends, as ``claim`` is.
+    /// `Decorated` entry, if any. Cleared when the resolution ends
+    /// (``finish(in:keeping:teardown:)``), as ``room`` is taken.
     @exclusivity(unchecked) @usableFromInline var override: AnyObject?
-    /// Present only while tracing. Cleared when the resolution ends, as ``claim`` is: it
+    /// Present only while tracing. Cleared when the resolution ends, as ``override`` is: it
     /// holds the tracer, and whatever the tracer's closure captured.
     @exclusivity(unchecked) private(set) var traced: Trace?
     @exclusivity(unchecked) var outcome = ResolutionEvent.Outcome.cached
@@ -314,23 +365,58 @@ final class Resolution: Frame, @unchecked Sendable {
     init(
         claim: ContainerState.Claim, in container: DependencyContainer, key: RegistrationKey, name: StaticString,
         scope: DependencyScope, owner: Owner, enclosing: Frame?, servesScope: ObjectIdentifier?, override: AnyObject?,
-        overriddenHere: Bool, traced: Trace?
+        overriddenHere: Bool, isListed: Bool
     ) {
-        (self.claim, self.name, self.scope, self.overriddenHere) = (claim, name, scope, overriddenHere)
-        (self.override, self.traced) = (override, traced)
+        (self.claim, self.name, self.scope, self.overriddenHere, self.isListed) =
+            (claim, name, scope, overriddenHere, isListed)
+        self.override = override
         super.init(
             container: ObjectIdentifier(container), building: container, keepsResult: scope.isKeptByContainer, key: key,
             site: Site(name: .registration(name), fileID: key.file, line: key.line), servesScope: servesScope,
-            trace: traced?.batch, owner: owner, parent: enclosing)
+            trace: nil, owner: owner, parent: enclosing)
     }
 
     /// The frame this resolution started in, if any.
     var enclosing: Frame? { parent }
 
+    /// Traces this resolution with `trace`, before its construction starts.
+    func startTrace(_ trace: Trace) {
+        traced = trace
+        join(trace.batch)
+    }
+
+    /// Under the container's lock: the room where another owner waits for this
+    /// construction, made by the first that does. A synchronous construction runs in this
+    /// frame, which the room names as its builder from the start, for the wait graph.
+    func waitRoom() -> InFlight {
+        if let room { return room }
+        let made = InFlight(key: key, builtBy: self)
+        room = made
+        return made
+    }
+
+    /// Under the container's lock, as it is listed: makes the room of an asynchronous
+    /// construction, where the task that resolves waits for the task that builds, whose
+    /// frame ``frame(_:owner:waitedIn:)`` names.
+    func openWaitRoom() {
+        room = InFlight(key: key)
+    }
+
+    /// The room of an asynchronous construction, read by the task that resolves before
+    /// it starts the construction: nothing else changes it until the construction ends.
+    var asyncWaitRoom: InFlight? { isListed ? room : nil }
+
+    /// Under the container's lock, when the construction ends: the room, if any, for the
+    /// caller to open after unlocking. No one can find the construction afterwards.
+    func takeWaitRoom() -> InFlight? {
+        let taken = room
+        room = nil
+        return taken
+    }
+
     /// Runs `body`, the registration's closure, in this construction's frame.
     @usableFromInline
     func run(in container: DependencyContainer, _ body: () -> Void) {
-        if case .build(let construction?) = claim { WaitGraph.start(construction, builtBy: self) }
         bind(body)
     }
 
@@ -339,23 +425,23 @@ final class Resolution: Frame, @unchecked Sendable {
     /// registration), and traces it.
     @usableFromInline
     func finish(in container: DependencyContainer, keeping box: AnyBox?, teardown: PendingTeardown?) {
-        if let box, case .build(let construction?) = claim {
-            container.complete(construction, .success(box), scope: scope, overriddenHere: overriddenHere, teardown: teardown)
+        if let box, isListed {
+            container.complete(self, .success(box), scope: scope, overriddenHere: overriddenHere, teardown: teardown)
         } else if let box {
             keepGraphInstance(box, in: container)
         }
         traced?.finish(outcome: outcome)
-        (claim, override, traced) = (.build(nil), nil, nil)
+        (override, traced) = (nil, nil)
     }
 
     /// The frame in which an asynchronous construction of this resolution builds, for the
-    /// task running it, which is another owner than the one that resolves.
-    func frame(_ container: DependencyContainer, owner: Owner) -> Frame {
-        let construction: InFlight? = if case .build(let construction?) = claim { construction } else { nil }
+    /// task running it, which is another owner than the one that resolves. Named as the
+    /// builder in `room`, the construction's waiting room, when the container keeps it.
+    func frame(_ container: DependencyContainer, owner: Owner, waitedIn room: InFlight?) -> Frame {
         let frame = Frame(
             container: ObjectIdentifier(container), building: container, keepsResult: scope.isKeptByContainer, key: key,
             site: site, servesScope: servesScope, trace: trace, owner: owner, parent: enclosing)
-        if let construction { WaitGraph.start(construction, builtBy: frame) }
+        if let room { WaitGraph.start(room, builtBy: frame) }
         return frame
     }
 }

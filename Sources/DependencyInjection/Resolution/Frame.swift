@@ -171,6 +171,12 @@ class Frame: @unchecked Sendable {
         self.bucket = Frame.bucket(of: key, in: container)
     }
 
+    /// Joins the trace batch `batch`, before this frame runs: what its construction
+    /// resolves joins it too.
+    final func join(_ batch: TraceBatch) {
+        trace = batch
+    }
+
     /// Runs `body` with this frame bound as the innermost construction, and ends the frame
     /// when `body` returns.
     func bind<Result>(_ body: () throws -> Result) rethrows -> Result {

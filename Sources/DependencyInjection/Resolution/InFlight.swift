@@ -1,32 +1,31 @@
 import Dispatch
 
-/// A construction whose result others wait for: a singleton or shared instance being
-/// built, or the first resolution of a `@Dependency` property.
+/// Where others wait for a construction: a singleton or shared instance being built, or
+/// the first resolution of a `@Dependency` property.
 ///
-/// It is the package's one in-flight type. Threads wait on a semaphore of their own and
-/// tasks on a continuation, so the container's lock stays free while user code runs, and
-/// nothing is allocated for waiting unless someone waits. A cancelled task stops waiting
-/// with `CancellationError` without cancelling the construction for the others.
+/// It is the package's one waiting room, made by the first owner that waits (or, for an
+/// asynchronous construction, by the task that resolves, which waits there itself): a
+/// construction no one waits for, the usual first build, allocates none and takes no lock
+/// to end. Threads wait on a semaphore of their own and tasks on a continuation, so the
+/// container's lock stays free while user code runs. A cancelled task stops waiting with
+/// `CancellationError` without cancelling the construction for the others.
 ///
 /// ```swift
-/// let inFlight = InFlight(key: key)
-/// // builder:                      // any other owner:
-/// inFlight.finish(.success(box))   let box = inFlight.wait(as: .current, innermost: Frame.current)
+/// let room = InFlight(key: key, builtBy: frame)   // by the first waiter, under the lock
+/// // builder:                  // any other owner:
+/// room.finish(.success(box))   let box = room.wait(as: .current, innermost: Frame.current)
 /// ```
 @usableFromInline
 final class InFlight: @unchecked Sendable {
     // @unchecked: the result and the waiters are guarded by the stripe lock of this
-    // object; `builder` and `isDone` by the wait graph's lock (or by nothing once the
-    // construction ended unwaited, when no one else can reach them); `isDropped` by the
-    // lock of the container it runs in; `key` is immutable.
+    // object; `builder` and `isDone` by the wait graph's lock (or by nothing before the
+    // room is handed to a waiter, and once the construction ended unwaited, when no one
+    // else can reach them); `key` is immutable.
     let key: RegistrationKey
     /// The frame of the owner building it, once known.
     @exclusivity(unchecked) var builder: Frame?
     /// Set before the waiters are woken: a finished construction is never part of a cycle.
     @exclusivity(unchecked) var isDone = false
-    /// Under the lock of the container that runs it: whether an override or reset dropped
-    /// what is being built, which is then handed out but not kept.
-    @exclusivity(unchecked) var isDropped = false
 
     private enum Waiter {
         case thread(DispatchSemaphore)
@@ -46,7 +45,9 @@ final class InFlight: @unchecked Sendable {
     /// held only for a few loads and stores, so a construction costs one allocation.
     private var lock: _Locked<_Elsewhere> { _LockStripes.lock(for: self) }
 
-    init(key: RegistrationKey) { self.key = key }
+    /// A room for the construction of `key` that `builder` runs, or that a frame not yet
+    /// known will run (``WaitGraph/start(_:builtBy:)``).
+    init(key: RegistrationKey, builtBy builder: Frame? = nil) { (self.key, self.builder) = (key, builder) }
 
     /// Blocks this thread until the construction ends, and returns its box. `owner` is
     /// who waits, `innermost` its innermost construction, for the wait graph: a wait that
