@@ -82,7 +82,7 @@ struct ContainerState {
     /// each child removes itself in its `deinit`. The states are held, not the children:
     /// a weak reference would give every child a side table, and every retain and release
     /// of the child would take the runtime's slow path.
-    var children: [ChildID: Child] = .init()
+    var children = ChildList()
     /// How many shared instances there may be before dead ones are swept out.
     var sweepThreshold = 16
     /// How many times a reset, override or shutdown may have dropped kept instances or
@@ -103,16 +103,6 @@ struct ContainerState {
     /// How many changes here have handed stale instances to the scopes: the number of the
     /// last entry of ``staleUnderWay``.
     var staleHandings = 0
-
-    /// A child's key in ``children``: its address, hashed without `Hasher`, whose SipHash
-    /// cost every child container about 300 instructions to register and remove.
-    struct ChildID: Hashable {
-        let address: ObjectIdentifier
-
-        func _rawHashValue(seed: Int) -> Int {
-            _mixHash(UInt64(UInt(bitPattern: address)), seed: seed)
-        }
-    }
 
     /// A change's stale instances on their way to the scopes: see ``staleUnderWay``.
     struct StaleHanding {
@@ -592,7 +582,7 @@ struct ContainerState {
     /// away may still be among them; its state outlives it, so a change reaching it is
     /// harmless.
     var liveChildren: [Child] {
-        children.isEmpty ? [] : Array(children.values)
+        children.live
     }
 
     /// Forgets shared instances that died, once they have doubled in number since the last

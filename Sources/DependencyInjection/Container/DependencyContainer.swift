@@ -44,6 +44,10 @@ public final class DependencyContainer: @unchecked Sendable {
     /// Everything mutable, behind one lock.
     @usableFromInline let state: _Locked<ContainerState>
 
+    /// This child's slot among its parent's children (``ContainerState/children``);
+    /// unused in a container without a parent.
+    private let slotInParent: Int
+
     /// Creates an empty container.
     ///
     /// Create your own containers for previews or special builds and switch to them
@@ -61,6 +65,7 @@ public final class DependencyContainer: @unchecked Sendable {
         self.parent = nil
         self.appContainerOfScope = nil
         self.state = .init(ContainerState())
+        self.slotInParent = 0
     }
 
     /// Creates a child container: an isolated world layered over `parent`.
@@ -91,19 +96,20 @@ public final class DependencyContainer: @unchecked Sendable {
         self.isMocked = parent.isMocked
         self.parent = parent
         self.appContainerOfScope = appContainer
-        self.state = .init(ContainerState())
+        let state = _Locked(ContainerState())
+        self.state = state
         // Registered and given the parent's tracer in one step under the parent's lock,
         // so that a tracer set meanwhile reaches this child too.
-        parent.state.withLock { parentState in
+        self.slotInParent = parent.state.withLock { parentState in
             state.withLock { $0.tracer = parentState.tracer }
-            parentState.children[.init(address: ObjectIdentifier(self))] = .init(state: state, isScope: appContainer != nil)
+            return parentState.children.add(ContainerState.Child(state: state, isScope: appContainer != nil))
         }
     }
 
     deinit {
-        let id = ContainerState.ChildID(address: ObjectIdentifier(self))
+        let slot = slotInParent
         parent?.state.withLock(releasingAfter: { parentState, released in
-            released.keep(parentState.children.removeValue(forKey: id)?.state)
+            released.keep(parentState.children.remove(at: slot)?.state)
         })
     }
 }
