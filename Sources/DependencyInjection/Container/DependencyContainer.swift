@@ -108,8 +108,8 @@ public final class DependencyContainer: @unchecked Sendable {
 
     deinit {
         let slot = slotInParent
-        parent?.state.withLock(releasingAfter: { parentState, released in
-            released.keep(parentState.children.remove(at: slot)?.state)
-        })
+        // The parent's reference to this state is returned, and released after unlocking.
+        let removed = parent?.state.withLock { $0.children.remove(at: slot) }
+        withExtendedLifetime(removed) {}
     }
 }
