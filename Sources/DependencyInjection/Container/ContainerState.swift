@@ -191,22 +191,24 @@ struct ContainerState {
     ) -> InFlight? {
         building.remove(construction)
         let room = construction.takeWaitRoom()
+        // Read once: each read of the frame's key copies it.
+        let key = construction.key
         guard !construction.isDropped, let object else { return room }
-        if let installed, !builtOwn(construction.key, fromAnyOf: installed) {
-            dropConstructions(using: construction.key)
-            forgetUses(by: [construction.key], released: &released)
+        if let installed, !builtOwn(key, fromAnyOf: installed) {
+            dropConstructions(using: key)
+            forgetUses(by: [key], released: &released)
             return room
         }
         if weakly {
-            released.keep(sharedInstances.updateValue(Weak(object), forKey: construction.key))
-            noteArgument(of: construction.key)
+            released.keep(sharedInstances.updateValue(Weak(object), forKey: key))
+            noteArgument(of: key)
             sweepDeadSharedInstances(released: &released)
         } else {
-            released.keep(singletons.insert(object, for: construction.key))
-            noteArgument(of: construction.key)
+            released.keep(singletons.insert(object, for: key))
+            noteArgument(of: key)
             if let teardown {
                 teardownsKept += 1
-                released.keep(teardowns.updateValue((teardownsKept, teardown), forKey: construction.key))
+                released.keep(teardowns.updateValue((teardownsKept, teardown), forKey: key))
             }
         }
         return room
