@@ -396,15 +396,19 @@ class Frame: @unchecked Sendable {
     }
 
     /// The sites from this frame down to `innermost`, outermost first.
+    ///
+    /// A construction listed in its container but not yet running is in no chain of
+    /// frames: a family argument's `==`, checked between the two, may resolve something
+    /// that waits for it. The chain from it is then its own site alone.
     func sites(to innermost: Frame?) -> [Site] {
         var sites: [Site] = []
         var frame = innermost
         while let current = frame {
             sites.append(current.site)
-            if current === self { break }
+            if current === self { return sites.reversed() }
             frame = current.parent
         }
-        return sites.reversed()
+        return [site]
     }
 
     // MARK: - The active flag, read and written atomically
