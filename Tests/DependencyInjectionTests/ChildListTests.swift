@@ -74,6 +74,20 @@ import Testing
             #expect(parent.state.withLock { $0.children.count } == 60)
             alive.removeAll()
         }
-        #expect(parent.state.withLock { ($0.children.count, $0.children.slotCount <= 100) } == (0, true))
+        #expect(parent.state.withLock { ($0.children.count, $0.children.slotCount) } == (0, 0))
+    }
+
+    /// A burst of children dropped in an order that leaves empty slots behind the last
+    /// one: once the last child is gone, the parent keeps no slots for changes to scan.
+    @Test func theLastChildOfABurstLeavesNoSlots() {
+        let parent = DependencyContainer(isMocked: true)
+        var burst = (0..<500).map { _ in DependencyContainer(parent: parent) }
+        for index in stride(from: 0, to: 500, by: 2) { burst[index] = DependencyContainer() }
+        #expect(parent.state.withLock { ($0.children.count, $0.children.slotCount) } == (250, 500))
+        burst.removeAll()
+        #expect(parent.state.withLock { ($0.children.count, $0.children.slotCount) } == (0, 0))
+        let next = DependencyContainer(parent: parent)
+        #expect(parent.state.withLock { $0.children.slotCount } == 1)
+        withExtendedLifetime(next) {}
     }
 }

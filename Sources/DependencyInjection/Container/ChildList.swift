@@ -4,7 +4,8 @@
 /// A child is found by its slot, not hashed into a table: registering and removing a
 /// child (every test's world, every request's scope) then costs a store and a load where
 /// a table's insertion and removal cost about 400 instructions. A removed child's slot
-/// is reused by the next child, so the list is as long as the most children alive at once.
+/// is reused by the next child, so the list is as long as the most children alive at once
+/// since the container last had none.
 ///
 /// ```swift
 /// var children = ChildList()
@@ -24,7 +25,7 @@ struct ChildList {
     var isEmpty: Bool { count == 0 }
 
     /// How many slots the list has, alive or free: never more than the most children
-    /// alive at once.
+    /// alive at once since the last time there was none.
     var slotCount: Int { slots.count }
 
     /// Files `child`, and returns its slot, which ``remove(at:)`` takes.
@@ -48,6 +49,11 @@ struct ChildList {
         } else {
             slots[slot] = nil
             free.append(slot)
+        }
+        if count == 0 && !slots.isEmpty {
+            // The last child of a burst left: later changes need not scan its empty slots.
+            slots.removeAll(keepingCapacity: true)
+            free.removeAll(keepingCapacity: true)
         }
         return child
     }
