@@ -157,8 +157,7 @@ struct ContainerState {
     /// waits for it makes the room where it waits (``Resolution/waitRoom()``).
     mutating func claim(_ key: RegistrationKey, scope: DependencyScope) -> Claim {
         recordUse(of: key)
-        // A graph instance is kept by the outermost resolution, not by the container.
-        if scope == .factory || scope == .graph { return .build }
+        guard scope.isBuiltOnceByContainer else { return .build }
         if let box = singletons.box(for: key) { return .cached(box) }
         if scope == .shared, !sharedInstances.isEmpty, let object = sharedInstances[key]?.object {
             return .cached(object)

@@ -170,4 +170,15 @@ public enum DependencyScope: String, Sendable, Hashable, CaseIterable {
         default: false
         }
     }
+
+    /// Whether the container builds an instance once for all who ask meanwhile (a
+    /// singleton, scoped or shared instance), so that its construction is listed in the
+    /// container while it runs and others wait for it. A factory's instance is not kept,
+    /// and a graph instance is kept by the outermost resolution.
+    var isBuiltOnceByContainer: Bool {
+        switch self {
+        case .singleton, .scoped, .shared: true
+        case .factory, .graph: false
+        }
+    }
 }

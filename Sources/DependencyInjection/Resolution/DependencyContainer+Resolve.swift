@@ -217,9 +217,7 @@ extension DependencyContainer {
             let claim = state.claim(key, scope: scope)
             guard case .build = claim else { return (claim, nil, nil, state.tracer) }
             let ownOverride = state.replacement(for: key)
-            // A factory's instance is not kept, and a graph instance is kept by the outermost
-            // resolution: no construction to list.
-            if scope == .factory || scope == .graph { return (claim, nil, ownOverride, state.tracer) }
+            guard scope.isBuiltOnceByContainer else { return (claim, nil, ownOverride, state.tracer) }
             let (owner, enclosing) = Frame.ownerAndInnermost
             let construction = Resolution(
                 claim: claim, in: self, key: key, name: name, scope: scope, owner: owner, enclosing: enclosing,
@@ -231,9 +229,6 @@ extension DependencyContainer {
         let resolution: Resolution
         if let listed {
             resolution = listed
-            if let tracer, let trace = Trace(tracer, name: name, type: type, scope: scope, enclosing: listed.enclosing) {
-                resolution.startTrace(trace)
-            }
         } else {
             // A cache hit needs neither the frame chain nor the owner, unless it is traced.
             let served: Bool = if case .cached = claim { true } else { false }
@@ -242,9 +237,9 @@ extension DependencyContainer {
                 claim: claim, in: self, key: key, name: name, scope: scope, owner: served ? .nobody : owner,
                 enclosing: enclosing, servesScope: servingScope, override: ownOverride, overriddenHere: ownOverride != nil,
                 isListed: false)
-            if let tracer, let trace = Trace(tracer, name: name, type: type, scope: scope, enclosing: enclosing) {
-                resolution.startTrace(trace)
-            }
+        }
+        if let tracer, let trace = Trace(tracer, name: name, type: type, scope: scope, enclosing: resolution.enclosing) {
+            resolution.startTrace(trace)
         }
         switch claim {
         case .cached: return resolution
@@ -404,7 +399,7 @@ final class Resolution: Frame, @unchecked Sendable {
 
     /// The room of an asynchronous construction, read by the task that resolves before
     /// it starts the construction: nothing else changes it until the construction ends.
-    var asyncWaitRoom: InFlight? { isListed ? room : nil }
+    var asyncWaitRoom: InFlight? { room }
 
     /// Under the container's lock, when the construction ends: the room, if any, for the
     /// caller to open after unlocking. No one can find the construction afterwards.
