@@ -118,12 +118,21 @@ private func heapBlockBytes(_ address: UnsafeMutableRawPointer) -> Int {
 
     /// The object and the property's storage: two heap blocks, which together an app
     /// pays for every view model or handler it keeps.
+    ///
+    /// The smallest of 32 objects: the allocator may hand a request a block a little larger
+    /// than it needs, when the free block it finds is too small to split, which depends on
+    /// what else the process (other tests in parallel) freed just before. The size of the
+    /// blocks the objects ask for is what the package decides, and every object asks for
+    /// the same.
     @Test func anObjectWithOneInjectedPropertyTakesAtMost110BytesOfHeapAfterItsRead() {
         let container = DependencyContainer()
-        let holder = DependencyContainer.withMain(container) { PFTHolder() }
-        #expect(holder.greeter.greeting == "hello")
-        let bytes = heapBlockBytes(Unmanaged.passUnretained(holder).toOpaque()) + heapBlockBytes(holder.storageAddress)
-        #expect(bytes <= 110, "an object with one @Dependency takes \(bytes) bytes")
+        let holders = DependencyContainer.withMain(container) { (0..<32).map { _ in PFTHolder() } }
+        #expect(holders.allSatisfy { $0.greeter.greeting == "hello" })
+        let sizes = holders.map {
+            heapBlockBytes(Unmanaged.passUnretained($0).toOpaque()) + heapBlockBytes($0.storageAddress)
+        }
+        let bytes = sizes.min()!
+        #expect(bytes <= 110, "an object with one @Dependency takes \(bytes) bytes (up to \(sizes.max()!))")
     }
 
     @Test func objectsOfOneDeclarationShareOneRecord() {
