@@ -16,11 +16,6 @@ final class PreviewGreeter: Greeter {
     func greeting() -> String { "preview" }
 }
 
-/// Whether two resolved greeters are the same object.
-func isSameGreeter(_ first: any Greeter, _ second: any Greeter) -> Bool {
-    (first as AnyObject) === (second as AnyObject)
-}
-
 extension DependencyContainer {
     var greeter: Provider<any Greeter> {
         if isMocked { return singleton { @MainActor in PreviewGreeter() } }
@@ -48,10 +43,10 @@ final class WelcomeScreen {
 
         // Each container's singleton, shared by the next screen in the same container.
         let again = DependencyContainer.withMain(app) { WelcomeScreen() }
-        #expect(isSameGreeter(again.greeter, live.greeter))
+        #expect(isSameInstance(again.greeter, live.greeter))
         let switched = DependencyContainer.withMain(app) { WelcomeScreen() }
         switched.$greeter.container = world
-        #expect(isSameGreeter(switched.greeter, preview.greeter))
+        #expect(isSameInstance(switched.greeter, preview.greeter))
         #expect(switched.greeter.greeting() == "preview")
     }
 }

@@ -8,7 +8,8 @@ final class StubFeedStore: FeedStore {
 
 /// Whether two resolved existentials are the same object.
 ///
-/// `FeedStore` is a plain protocol, so its values compare by the object behind them.
-func isSameInstance(_ first: any FeedStore, _ second: any FeedStore) -> Bool {
+/// The app's protocols (`FeedStore`, `Greeter`) are plain protocols, so their values
+/// compare by the object behind them.
+func isSameInstance<Existential>(_ first: Existential, _ second: Existential) -> Bool {
     (first as AnyObject) === (second as AnyObject)
 }
