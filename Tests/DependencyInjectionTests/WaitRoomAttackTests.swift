@@ -137,9 +137,10 @@ extension DependencyContainer {
     }
 
     /// Returns once an owner waiting for the construction of `key` running here has made
-    /// its room: a condition read under the container's lock, not a delay.
-    func wraUntilWaitRoom(_ key: RegistrationKey) {
-        while wraListed(key)?.room == nil { sched_yield() }
+    /// its room, and `waiters` owners wait in it: conditions read under the container's
+    /// lock and the room's, not a delay.
+    func wraUntilWaitRoom(_ key: RegistrationKey, waiters: Int = 1) {
+        while (wraListed(key)?.room?.waitedSoFar ?? 0) < waiters { sched_yield() }
     }
 
     var wraNothingRuns: Bool { state.withLock { $0.building.isEmpty } }
@@ -168,7 +169,7 @@ extension DependencyContainer {
             let built = onThread { ObjectIdentifier(container.wraFamily(WRAArgument(1, hook: WRAHook { gate.enterAndWait() }))) }
             gate.entered.wait()
             let waiters = (0..<6).map { _ in onThread { ObjectIdentifier(container.wraFamily(WRAArgument(1))) } }
-            container.wraUntilWaitRoom(key)
+            container.wraUntilWaitRoom(key, waiters: 6)
             let watched: (construction: Released, room: Released)? = {
                 guard let (construction, room) = container.wraListed(key), let room else { return nil }
                 findings.check(room.builder === construction, "the room does not name the listed resolution as builder")
@@ -203,7 +204,7 @@ extension DependencyContainer {
                 fromTask.append(ObjectIdentifier(container.ifbGated()))
                 taskEnded.signal()
             }
-            container.wraUntilWaitRoom(key)
+            container.wraUntilWaitRoom(key, waiters: 5)
             gates[0].open()
             taskEnded.wait()
             let instances = [built()] + waiters.map { $0() } + fromTask.values
@@ -451,7 +452,7 @@ extension DependencyContainer {
                 let built = onThread { ObjectIdentifier(container.wraWatched()) }
                 gates[0].entered.wait()
                 let waiters = (0..<2).map { _ in onThread { ObjectIdentifier(container.wraWatched()) } }
-                container.wraUntilWaitRoom(key)
+                container.wraUntilWaitRoom(key, waiters: 2)
                 container.override(\.wraWatched) { IFBReleaseWatcher(container: container, releases: releases) }
                 gates[0].open()
                 _ = [built()] + waiters.map { $0() }
@@ -475,7 +476,9 @@ extension DependencyContainer {
             let built = onThread { Released(container.ifbShared()) }
             gates[0].entered.wait()
             let waiters = (0..<3).map { _ in onThread { Released(container.ifbShared()) } }
-            container.wraUntilWaitRoom(key)
+            // All three in the room: one that came after the end would find the instance
+            // gone with the builder's thread, and build a second.
+            container.wraUntilWaitRoom(key, waiters: 3)
             gates[0].open()
             let seen = [built()] + waiters.map { $0() }
             findings.check(seen.allSatisfy { $0.object == nil }, "a shared instance outlived every holder")
@@ -646,7 +649,7 @@ extension DependencyContainer {
             let built = onThread { ObjectIdentifier(container.ifbGated()) }
             gates[0].entered.wait()
             let waiters = (0..<2).map { _ in onThread { ObjectIdentifier(container.ifbGated()) } }
-            container.wraUntilWaitRoom(key)
+            container.wraUntilWaitRoom(key, waiters: 2)
             gates[0].open()
             let instances = [built()] + waiters.map { $0() }
             container.tracer = nil

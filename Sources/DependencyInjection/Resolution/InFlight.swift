@@ -41,6 +41,10 @@ final class InFlight: @unchecked Sendable {
     /// the end means no one ever reached this construction through the wait graph.
     @exclusivity(unchecked) private var waitersSoFar = 0
 
+    /// How many have waited here so far, read under ``lock``: what a test waits for before
+    /// it lets the construction end, so that every waiter it started is in the room.
+    var waitedSoFar: Int { lock.withLock { _ in waitersSoFar } }
+
     /// The lock of this construction's state: a stripe shared with other small objects,
     /// held only for a few loads and stores, so a construction costs one allocation.
     private var lock: _Locked<_Elsewhere> { _LockStripes.lock(for: self) }
