@@ -1,11 +1,3 @@
-#if canImport(Darwin)
-import Darwin
-#elseif canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
-
 /// The built singletons of one container: an open-addressing hash table read on every
 /// cached resolution.
 ///
@@ -25,40 +17,66 @@ import Musl
 /// ```
 @usableFromInline
 struct _SingletonTable {
-    /// The buffers; they free themselves, releasing every box, when the storage goes.
+    /// Where the buffers are and how full they are: the header of ``Storage``.
     @usableFromInline
-    final class Storage {
+    struct Header {
         /// Keys; initialized exactly where `boxes` is non-nil.
         @usableFromInline let keys: UnsafeMutablePointer<RegistrationKey>
         /// Retained boxes, `nil` for an empty slot.
         @usableFromInline let boxes: UnsafeMutablePointer<Unmanaged<AnyObject>?>
         @usableFromInline let mask: Int
-        /// Only touched under the owning container's lock, so not checked dynamically.
-        @exclusivity(unchecked) @usableFromInline var count = 0
+        @usableFromInline var count = 0
+    }
 
-        /// The boxes and then the keys share one buffer from `malloc`:
-        /// `UnsafeMutablePointer.allocate` asks the runtime for an aligned allocation
-        /// (`posix_memalign` on Linux), which costs several times as much, and a
-        /// container's first singleton allocates it. The keys start right after the boxes,
-        /// at a multiple of a box's stride, which is alignment enough for a key.
-        init(capacity: Int) {
+    /// The buffers, in the storage object's own allocation; they free themselves,
+    /// releasing every box, when the storage goes.
+    ///
+    /// The boxes come first, then the keys, in the elements that follow the header: one
+    /// allocation for the object and both buffers. A buffer of its own cost every
+    /// container that keeps a singleton (a test world, a request's scope) a second
+    /// `malloc` and `free`. The keys start right after the boxes, at a multiple of a box's
+    /// stride, which is alignment enough for a key.
+    @usableFromInline
+    final class Storage: ManagedBuffer<Header, Unmanaged<AnyObject>?> {
+        /// A storage of `capacity` slots, a power of two, all empty.
+        static func make(capacity: Int) -> Storage {
             assert(MemoryLayout<RegistrationKey>.alignment <= MemoryLayout<Unmanaged<AnyObject>?>.stride)
-            let boxBytes = capacity * MemoryLayout<Unmanaged<AnyObject>?>.stride
-            let buffer = malloc(boxBytes + capacity * MemoryLayout<RegistrationKey>.stride)!
-            boxes = buffer.bindMemory(to: Unmanaged<AnyObject>?.self, capacity: capacity)
-            keys = (buffer + boxBytes).bindMemory(to: RegistrationKey.self, capacity: capacity)
-            boxes.initialize(repeating: nil, count: capacity)
-            mask = capacity - 1
+            let wordsPerKey = MemoryLayout<RegistrationKey>.stride / MemoryLayout<Unmanaged<AnyObject>?>.stride
+            assert(wordsPerKey * MemoryLayout<Unmanaged<AnyObject>?>.stride == MemoryLayout<RegistrationKey>.stride)
+            let made = create(minimumCapacity: capacity * (1 + wordsPerKey)) { made in
+                made.withUnsafeMutablePointerToElements { elements in
+                    elements.initialize(repeating: nil, count: capacity)
+                    let keys = UnsafeMutableRawPointer(elements + capacity).bindMemory(
+                        to: RegistrationKey.self, capacity: capacity)
+                    return Header(keys: keys, boxes: elements, mask: capacity - 1)
+                }
+            }
+            return unsafeDowncast(made, to: Storage.self)
+        }
+
+        // Through the header's address, not `header`: that is a stored property of the
+        // class, and every access to it would be checked for exclusivity at run time.
+        @usableFromInline var keys: UnsafeMutablePointer<RegistrationKey> {
+            withUnsafeMutablePointerToHeader { $0.pointee.keys }
+        }
+        @usableFromInline var boxes: UnsafeMutablePointer<Unmanaged<AnyObject>?> {
+            withUnsafeMutablePointerToHeader { $0.pointee.boxes }
+        }
+        @usableFromInline var mask: Int { withUnsafeMutablePointerToHeader { $0.pointee.mask } }
+        /// Only touched under the owning container's lock.
+        @usableFromInline var count: Int {
+            get { withUnsafeMutablePointerToHeader { $0.pointee.count } }
+            set { withUnsafeMutablePointerToHeader { $0.pointee.count = newValue } }
         }
 
         deinit {
+            let (keys, boxes) = (self.keys, self.boxes)
             for index in 0...mask {
                 if let box = boxes[index] {
                     box.release()
                     (keys + index).deinitialize(count: 1)
                 }
             }
-            free(boxes)  // the start of the one buffer
         }
     }
 
@@ -167,7 +185,7 @@ struct _SingletonTable {
     /// - Returns: The old storage, emptied, for release after unlocking.
     private mutating func grow() -> AnyObject? {
         let old = storage
-        let grown = Storage(capacity: Swift.max(8, ((old?.mask ?? -1) + 1) * 2))
+        let grown = Storage.make(capacity: Swift.max(8, ((old?.mask ?? -1) + 1) * 2))
         if let old {
             for index in 0..<(old.mask + 1) {
                 guard let box = old.boxes[index] else { continue }
