@@ -151,12 +151,16 @@ final class DependencyStorage: @unchecked Sendable {
         case resolved(AnyBox)
         case wait(InFlight)
         case cycle(Frame)
-        case resolve(Frame, DependencyContainer)
+        /// Resolve in `frame`, which the state holds (the word itself, or the state in
+        /// full): named without a reference of this step's own, so that the state's is the
+        /// frame's last one when the read ends (``ThreadFrames/keepSpare(_:)``).
+        case resolve(Unmanaged<Frame>, DependencyContainer)
         case released
     }
 
     func resolveOnce(declaredAt site: Site, _ resolve: (DependencyContainer, AnyKeyPath) -> AnyBox) -> AnyBox {
         let (owner, enclosing) = Frame.ownerAndInnermost
+        var spare = ThreadFrames.takeSpareFrame()
         let step: Step = lock.withLock { _ in
             if let box = _PublishedBox.published(in: published) { return .resolved(box) }
             // Nearly every first read: the word holds the container, and takes the frame.
@@ -164,13 +168,16 @@ final class DependencyStorage: @unchecked Sendable {
             // Swapped, not assigned: the container's reference moves to this resolution
             // and back, without a count (a container that something holds weakly counts
             // its references on the runtime's slow path).
+            let container = unsafeDowncast(state, to: DependencyContainer.self)
             let frame = makeFrame(
-                resolvingFrom: unsafeDowncast(state, to: DependencyContainer.self), keepsResult: false, owner: owner,
-                enclosing: enclosing, site: site)
+                resolvingFrom: container, keepsResult: false, owner: owner, enclosing: enclosing, site: site,
+                reusing: spare.take())
             var taken: AnyObject = frame
             swap(&state, &taken)
-            return .resolve(frame, unsafeDowncast(taken, to: DependencyContainer.self))
+            return .resolve(Unmanaged.passUnretained(frame), unsafeDowncast(taken, to: DependencyContainer.self))
         }
+        // Not taken: the read needed no frame, or one of the state in full.
+        if spare != nil { ThreadFrames.keepSpare(&spare) }
         switch step {
         case .resolved(let box):
             return box
@@ -182,16 +189,24 @@ final class DependencyStorage: @unchecked Sendable {
             return construction.wait(as: owner, innermost: enclosing)
         case .resolve(let frame, let container):
             // No cycle check: this frame is new, and no frame of this property is running.
-            let box = frame.bind { resolve(container, keyPath) }
-            let (ended, waiting): (AnyObject?, InFlight?) = lock.withLock { _ in
-                guard state === frame else { return end(frame, publishing: box) }
+            let box = frame._withUnsafeGuaranteedRef { $0.bind { resolve(container, keyPath) } }
+            var (ended, waiting, alone): (AnyObject?, InFlight?, Bool) = lock.withLock { _ in
+                guard state === frame.takeUnretainedValue() else {
+                    let (ended, waiting) = end(frame.takeUnretainedValue(), publishing: box)
+                    return (ended, waiting, false)
+                }
                 // Nothing happened meanwhile: the word goes back to the container, and
                 // nothing was published (a set would have made the state in full).
                 var given: AnyObject = container
                 swap(&state, &given)
                 retire(swapPublished(box))
-                return (given, nil)
+                return (given, nil, true)
             }
+            // Nothing else came to the frame through this storage (the state would be in
+            // full, and another owner may have read it): kept for the thread's next first
+            // read, unless a task started meanwhile still holds it. Only after unlocking:
+            // letting go of what it refers to may run a `deinit`.
+            if alone { ThreadFrames.keepSpare(&ended) }
             withExtendedLifetime(ended) {}
             waiting?.finish(.success(box))
             return box
@@ -227,7 +242,7 @@ final class DependencyStorage: @unchecked Sendable {
             resolvingFrom: container, keepsResult: detailed.strongContainer == nil, owner: owner, enclosing: enclosing,
             site: site)
         detailed.begin(frame)
-        return .resolve(frame, container)
+        return .resolve(Unmanaged.passUnretained(frame), container)
     }
 
     /// Ends the resolution `frame` ran, when the state is in full: publishes `box` unless
@@ -241,13 +256,23 @@ final class DependencyStorage: @unchecked Sendable {
         return (frame, waiting)
     }
 
+    /// The frame of a first read from `container`: `spare`, the thread's spare frame, filled
+    /// anew, or a new one. Under the lock: a spare frame refers to nothing, so filling it
+    /// releases nothing.
     private func makeFrame(
-        resolvingFrom container: DependencyContainer, keepsResult: Bool, owner: Owner, enclosing: Frame?, site: Site
+        resolvingFrom container: DependencyContainer, keepsResult: Bool, owner: Owner, enclosing: Frame?, site: Site,
+        reusing spare: Frame? = nil
     ) -> Frame {
-        Frame(
-            container: ObjectIdentifier(self), building: container, keepsResult: keepsResult,
-            key: Self.resolutionKey, site: site, servesScope: nil, trace: enclosing?.trace, owner: owner,
-            parent: enclosing)
+        guard let spare else {
+            return Frame(
+                container: ObjectIdentifier(self), building: container, keepsResult: keepsResult,
+                key: Self.resolutionKey, site: site, servesScope: nil, trace: enclosing?.trace, owner: owner,
+                parent: enclosing)
+        }
+        spare.reuse(
+            forReadOf: ObjectIdentifier(self), from: container, keepsResult: keepsResult, site: site,
+            trace: enclosing?.trace, owner: owner, parent: enclosing)
+        return spare
     }
 
     /// Whether another owner waits for the first read in progress, which tests wait for

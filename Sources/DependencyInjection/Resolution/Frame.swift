@@ -171,6 +171,34 @@ class Frame: @unchecked Sendable {
         self.bucket = Frame.bucket(of: key, in: container)
     }
 
+    /// Makes this ended frame of a property's first read, which no one else holds any more,
+    /// the frame of another first read on its thread (``ThreadFrames/takeSpareFrame()``):
+    /// the read of the storage `storage`, from `building`. What every such frame shares, its
+    /// key and the scope it serves (none), stays.
+    ///
+    /// ```swift
+    /// spare.reuse(forReadOf: ObjectIdentifier(storage), from: container, keepsResult: false, site: site,
+    ///             trace: enclosing?.trace, owner: owner, parent: enclosing)
+    /// ```
+    final func reuse(
+        forReadOf storage: ObjectIdentifier, from building: DependencyContainer, keepsResult: Bool, site: Site,
+        trace: TraceBatch?, owner: Owner, parent: Frame?
+    ) {
+        (container, self.building, buildingID) = (storage, building, ObjectIdentifier(building))
+        (self.keepsResult, self.site, self.owner) = (keepsResult, site, owner)
+        (self.parent, self.trace, depth) = (parent, trace, (parent?.depth ?? -1) + 1)
+        (bucket, sameBucketBelow) = (Frame.bucket(of: key, in: storage), nil)
+        var ended: UnsafeRawPointer? = nil
+        _ = _stdlib_atomicCompareExchangeStrongPtr(
+            object: activeWordAddress, expected: &ended, desired: UnsafeRawPointer(bitPattern: 1))
+    }
+
+    /// Lets go of what this ended frame refers to (the frames it ran in, the trace batch),
+    /// when no one else holds it: it is kept for reuse, and must not keep them alive.
+    final func forgetLinks() {
+        (parent, trace) = (nil, nil)
+    }
+
     /// Joins the trace batch `batch`, before this frame runs: what its construction
     /// resolves joins it too.
     final func join(_ batch: TraceBatch) {

@@ -41,13 +41,15 @@ enum ThreadFrames {
 
     /// The indices of the words of a thread's slot: the innermost frame, the base (the frame the
     /// outermost of this thread's frames started in, if any), the block of plain frames in
-    /// use and how many of its places are taken, the first block, then the buckets.
+    /// use and how many of its places are taken, the first block, the spare frame (retained),
+    /// then the buckets.
     private static let innermostIndex = 0
     private static let baseIndex = 1
     private static let plainBlockIndex = 2
     private static let plainCountIndex = 3
     private static let firstPlainBlockIndex = 4
-    private static let firstBucketIndex = 5
+    private static let spareIndex = 5
+    private static let firstBucketIndex = 6
     static let bucketBits = 6
     static let bucketCount = 1 << bucketBits
     /// How many plain frames one block of a thread's stack holds: enough for the chains of
@@ -67,6 +69,10 @@ enum ThreadFrames {
         let status = pthread_key_create(&key) { words in
             guard let words else { return }
             _di_set_thread_frames(nil)
+            // A spare frame refers to nothing (``keepSpare(_:)``): releasing it runs no user code.
+            if let spare = words.assumingMemoryBound(to: Word?.self)[spareIndex] {
+                Unmanaged<Frame>.fromOpaque(spare).release()
+            }
             var block = words.assumingMemoryBound(to: Word?.self)[firstPlainBlockIndex].map(PlainBlock.init)
             while let current = block {
                 block = current.above
@@ -119,6 +125,54 @@ enum ThreadFrames {
     /// This thread's slot, if it has made one: for a look that must not make one.
     static var existingSlot: Slot? {
         _di_thread_frames().map { Slot(words: $0.assumingMemoryBound(to: Word?.self)) }
+    }
+
+    // MARK: - The spare frame
+
+    /// This thread's spare frame, taken from its slot, for a property's first read to fill
+    /// with ``Frame/reuse(forReadOf:from:keepsResult:site:trace:owner:parent:)`` instead of
+    /// allocating one; nil when the thread has none. The read gives it back with
+    /// ``keepSpare(_:)`` when it ends.
+    ///
+    /// Objects with an injected property are made all day, and each first read ran in a
+    /// frame of its own: an allocation and a `free`, a third of the allocations of making
+    /// such an object and reading its property. The slot keeps one ended frame instead. It is
+    /// taken out while a read runs, so that a read nested in it (a property read while the
+    /// first one resolves) makes a frame of its own.
+    ///
+    /// ```swift
+    /// let spare = ThreadFrames.takeSpareFrame()   // outside every lock
+    /// spare?.reuse(forReadOf: ObjectIdentifier(storage), from: container, keepsResult: false,
+    ///              site: site, trace: nil, owner: owner, parent: enclosing)
+    /// var ended: AnyObject? = spare              // the read's one reference, at its end
+    /// ThreadFrames.keepSpare(&ended)              // outside every lock
+    /// ```
+    static func takeSpareFrame() -> Frame? {
+        let slot = slot
+        guard let word = slot.words[spareIndex] else { return nil }
+        slot.words[spareIndex] = nil
+        return Unmanaged<Frame>.fromOpaque(word).takeRetainedValue()
+    }
+
+    /// Keeps `frame`, a read's frame that has ended, as this thread's spare when the read
+    /// held the last reference to it, and sets `frame` to nil either way. Call it outside
+    /// every lock: a frame still held elsewhere (by a task started during the read, through
+    /// the frames it ran in) is only released, and one kept lets go of the frames and the
+    /// trace batch it refers to, whose `deinit`s may run.
+    static func keepSpare<Object: AnyObject>(_ frame: inout Object?) {
+        guard isKnownUniquelyReferenced(&frame), let ended = frame else {
+            frame = nil
+            return
+        }
+        frame = nil
+        let spare = unsafeDowncast(ended, to: Frame.self)
+        spare.forgetLinks()
+        let slot = slot
+        if let previous = slot.words[spareIndex] {
+            // A nested read's frame came back first: keep one.
+            Unmanaged<Frame>.fromOpaque(previous).release()
+        }
+        slot.words[spareIndex] = Unmanaged.passRetained(spare).toOpaque()
     }
 
     /// The plain frame a word names, if it names one.
