@@ -17,9 +17,12 @@
 ///   sections are short, run no user code, take no other lock and release nothing.
 /// - The first resolution runs in a ``Frame``, like a construction, so that what it
 ///   creates knows its container and the owner reading the property again is a cycle,
-///   named without evaluating any registration. Only when another owner comes to read the
-///   property meanwhile does it get an ``InFlight`` record, to wait on through the wait
-///   graph.
+///   named without evaluating any registration. The frame is the thread's spare one, the
+///   frame its last first read ended in, when nothing else holds that any more
+///   (``ThreadFrames/takeSpareFrame()``): making an object and reading its property then
+///   allocates the object and this storage only. Only when another owner comes to read
+///   the property meanwhile does it get an ``InFlight`` record, to wait on through the
+///   wait graph.
 ///
 /// The storage is not generic: it holds type-erased boxes, and the wrapper, inlined and
 /// specialized where it is used, creates and opens them. Generic class code compiled once
