@@ -164,6 +164,7 @@ final class DependencyStorage: @unchecked Sendable {
     func resolveOnce(declaredAt site: Site, _ resolve: (DependencyContainer, AnyKeyPath) -> AnyBox) -> AnyBox {
         let (owner, enclosing) = Frame.ownerAndInnermost
         var spare = ThreadFrames.takeSpareFrame()
+        let bindingsBefore = ThreadFrames.bindingsMade
         let step: Step = lock.withLock { _ in
             if let box = _PublishedBox.published(in: published) { return .resolved(box) }
             // Nearly every first read: the word holds the container, and takes the frame.
@@ -205,11 +206,12 @@ final class DependencyStorage: @unchecked Sendable {
                 retire(swapPublished(box))
                 return (given, nil, true)
             }
-            // Nothing else came to the frame through this storage (the state would be in
-            // full, and another owner may have read it): kept for the thread's next first
-            // read, unless a task started meanwhile still holds it. Only after unlocking:
-            // letting go of what it refers to may run a `deinit`.
-            if alone { ThreadFrames.keepSpare(&ended) }
+            // Kept for the thread's next first read when no one else can have read it: no
+            // other owner came to it through this storage (the state would be in full), and
+            // this thread bound no frame as a task-local value meanwhile, which a task could
+            // inherit and walk to it. Only after unlocking: letting go of what it refers to
+            // may run a `deinit`.
+            if alone && ThreadFrames.bindingsMade == bindingsBefore { ThreadFrames.keepSpare(&ended) }
             withExtendedLifetime(ended) {}
             waiting?.finish(.success(box))
             return box

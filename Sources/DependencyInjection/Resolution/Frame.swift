@@ -86,7 +86,11 @@ struct Site: Sendable, CustomStringConvertible {
 @usableFromInline
 class Frame: @unchecked Sendable {
     // @unchecked: `activeWord` is read and written only atomically; `graphInstances` only
-    // by the owner, one step at a time; everything else is immutable.
+    // by the owner, one step at a time; everything else is immutable while the frame is
+    // reachable by anyone but its owner. A property's first read reuses its thread's spare
+    // frame (`reuse`, `forgetLinks`) only when no task could have reached it: its thread
+    // bound nothing as a task-local value during the read, and no other owner came to it
+    // through the property's storage (``ThreadFrames/keepSpare(_:)``).
 
     /// Non-nil while the frame is bound. It must stay the first stored property: it is
     /// reached through the address of the object's stored properties, for atomic access.
@@ -111,7 +115,11 @@ class Frame: @unchecked Sendable {
     /// ```
     private enum BoundCount {
         static var isZero: Bool { _di_no_bound_frames() }
-        static func increment() { _di_add_bound_frames(1) }
+        static func increment() {
+            _di_add_bound_frames(1)
+            // A read's frame that a task may reach is not kept for reuse (ThreadFrames.keepSpare).
+            ThreadFrames.noteBinding()
+        }
         static func decrement() { _di_add_bound_frames(-1) }
     }
 

@@ -42,14 +42,15 @@ enum ThreadFrames {
     /// The indices of the words of a thread's slot: the innermost frame, the base (the frame the
     /// outermost of this thread's frames started in, if any), the block of plain frames in
     /// use and how many of its places are taken, the first block, the spare frame (retained),
-    /// then the buckets.
+    /// how many frames the thread has bound as task-local values, then the buckets.
     private static let innermostIndex = 0
     private static let baseIndex = 1
     private static let plainBlockIndex = 2
     private static let plainCountIndex = 3
     private static let firstPlainBlockIndex = 4
     private static let spareIndex = 5
-    private static let firstBucketIndex = 6
+    private static let bindingsIndex = 6
+    private static let firstBucketIndex = 7
     static let bucketBits = 6
     static let bucketCount = 1 << bucketBits
     /// How many plain frames one block of a thread's stack holds: enough for the chains of
@@ -154,11 +155,26 @@ enum ThreadFrames {
         return Unmanaged<Frame>.fromOpaque(word).takeRetainedValue()
     }
 
-    /// Keeps `frame`, a read's frame that has ended, as this thread's spare when the read
-    /// held the last reference to it, and sets `frame` to nil either way. Call it outside
-    /// every lock: a frame still held elsewhere (by a task started during the read, through
-    /// the frames it ran in) is only released, and one kept lets go of the frames and the
-    /// trace batch it refers to, whose `deinit`s may run.
+    /// How many frames this thread has bound as task-local values so far: the only way a
+    /// frame reaches another thread without a lock is a task that inherits a bound frame
+    /// whose chain leads to it, so a read during which this count did not change was seen
+    /// by no such task (``keepSpare(_:)``).
+    static var bindingsMade: Int { Int(bitPattern: slot.words[bindingsIndex]) }
+
+    /// Counts a frame this thread binds as a task-local value.
+    static func noteBinding() {
+        let slot = slot
+        slot.words[bindingsIndex] = Word(bitPattern: Int(bitPattern: slot.words[bindingsIndex]) &+ 1)
+    }
+
+    /// Keeps `frame`, a read's frame that has ended, as this thread's spare, and sets
+    /// `frame` to nil either way. Call it outside every lock, and only for a read during
+    /// which this thread bound no frame as a task-local value (``bindingsMade`` did not
+    /// change), so that no task can have read it: a task reads the frames it inherited
+    /// without a lock, and the end of its reads is ordered before the refill only by the
+    /// reference count, which is not a synchronization. When the read held the last
+    /// reference, the frame is kept, and lets go of the frames and the trace batch it
+    /// refers to, whose `deinit`s may run; otherwise it is only released.
     static func keepSpare<Object: AnyObject>(_ frame: inout Object?) {
         guard isKnownUniquelyReferenced(&frame), let ended = frame else {
             frame = nil

@@ -2,10 +2,11 @@
 /// cached resolution.
 ///
 /// `Dictionary` works here but spends most of a cached resolution probing generically and
-/// retaining its buffers. This table keeps keys and boxes in two buffers owned by one
-/// ``Storage`` object, with linear probing and a power-of-two capacity, so a hit is a cheap
-/// hash, a key comparison and a load, with no reference counting. A removal shifts the
-/// entries after it back (no tombstones, no rebuild), so dropping n singletons costs O(n).
+/// retaining its buffers. This table keeps keys and boxes in two arrays inside the one
+/// allocation of a ``Storage`` object, with linear probing and a power-of-two capacity, so
+/// a hit is a cheap hash, a key comparison and a load, with no reference counting. A
+/// removal shifts the entries after it back (no tombstones, no rebuild), so dropping n
+/// singletons costs O(n).
 ///
 /// Only touched while holding the owning container's lock. What it hands back (a removed
 /// box, a replaced one, the whole storage) the caller releases after unlocking.
