@@ -90,7 +90,14 @@ class Frame: @unchecked Sendable {
     // reachable by anyone but its owner. A property's first read reuses its thread's spare
     // frame (`reuse`, `forgetLinks`) only when no task could have reached it: its thread
     // bound nothing as a task-local value during the read, and no other owner came to it
-    // through the property's storage (``ThreadFrames/keepSpare(_:)``).
+    // through the property's storage (``ThreadFrames/keepSpare(_:)``). That rests on a rule
+    // every change must keep: a frame whose chain may lead to a read's frame reaches another
+    // thread only through a task-local binding (which its thread counts) or a structure
+    // guarded by a lock its owner takes again before the read ends (the wait graph, a
+    // storage's state), never in a closure or a store that no such lock guards. The task
+    // of an asynchronous construction captures its resolution, whose chain cannot lead to
+    // a read's frame: a read is synchronous, and an asynchronous resolution started inside
+    // it runs as another owner, which does not see the thread's frames.
 
     /// Non-nil while the frame is bound. It must stay the first stored property: it is
     /// reached through the address of the object's stored properties, for atomic access.
