@@ -41,7 +41,7 @@ extension DependencyContainer {
                 for _ in 0..<3 { _ = SPFWalker(container: container) }
                 signals.walked.signal()
                 // After the last synchronization with the reading thread.
-                for _ in 0..<30 { _ = SPFWalker(container: container) }
+                for _ in 0..<60 { _ = SPFWalker(container: container) }
             }
             return 1
         }
@@ -79,7 +79,9 @@ extension DependencyContainer {
             let parker = Thread { _ = parkContainer.spfParked() }
             parker.start()
             park.entered.wait()
-            for _ in 0..<200 {
+            // Each round waits for a task of the cooperative pool, which a whole suite under
+            // ThreadSanitizer keeps busy: 200 rounds outran the hang limit there, 60 do not.
+            for _ in 0..<60 {
                 let container = DependencyContainer()
                 container.setValue(SPFSignals(), forKey: "spf.signals")
                 let holder = SPFSpawnHolder(container: container)
