@@ -206,12 +206,12 @@ extension DependencyContainer {
 
     /// A graph instance whose `deinit` resolves from its container, at the end of the
     /// outermost resolution: no lock may be held then.
-    @Test func aGraphInstanceMayResolveWhenItGoes() {
+    @Test func aGraphInstanceMayResolveWhenItGoes() async {
         let container = DependencyContainer()
         let flushed = Collected<String>()
         container.setValue(flushed, forKey: "flushed")
         let used = Collected<String>()
-        #expect(finishesWithoutHanging { used.append(container.flushingLogUser()) })
+        #expect(await finishesWithoutHangingOffThePool { used.append(container.flushingLogUser()) })
         #expect(used.values == ["used"])
         #expect(flushed.values == ["live"])
     }

@@ -245,11 +245,12 @@ extension DependencyContainer {
         #expect(stubs.count == 2)
     }
 
-    @Test func aTaskAConstructionStartsIsAnOutermostResolutionOfItsOwn() throws {
+    @Test func aTaskAConstructionStartsIsAnOutermostResolutionOfItsOwn() async throws {
         let container = DependencyContainer()
         let result = Collected<(UnitOfWork, UnitOfWork)>()
-        // On a thread of its own: the construction blocks it until the task has resolved.
-        #expect(finishesWithoutHanging { result.append(container.workAndSpawned()) })
+        // On a thread of its own, never one of the cooperative pool: the construction
+        // blocks it until the task, which needs the pool, has resolved.
+        #expect(await finishesWithoutHangingOffThePool { result.append(container.workAndSpawned()) })
         let (work, spawned) = try #require(result.values.first)
         #expect(spawned !== work)
     }

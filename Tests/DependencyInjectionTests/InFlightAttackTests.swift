@@ -140,8 +140,8 @@ extension DependencyContainer {
     /// wakes it) or just after (then it is served without waiting). A waiter registered
     /// after the builder took its list of waiters but before the result was published
     /// would never be woken, and hang.
-    @Test func threadsAskingAsTheConstructionEndsGetTheOneInstance() {
-        expectThreadsToAgree { container in { container.pieceEndingAtMeeting() } }
+    @Test func threadsAskingAsTheConstructionEndsGetTheOneInstance() async {
+        await expectThreadsToAgree { container in { container.pieceEndingAtMeeting() } }
     }
 
     /// Pins: a finished construction is never part of a cycle, at the tightest timing. A
@@ -179,8 +179,8 @@ extension DependencyContainer {
     /// that clearing (ThreadSanitizer would see a race otherwise), and every later reader
     /// is served the first reader's value. One resolving on its own would get another
     /// piece from the factory.
-    @Test func propertyReadsAsItsFirstResolutionEndsGetThatValue() {
-        expectThreadsToAgree { container in
+    @Test func propertyReadsAsItsFirstResolutionEndsGetThatValue() async {
+        await expectThreadsToAgree { container in
             let holder = PieceHolder(container)
             return { holder.piece }
         }
@@ -299,8 +299,8 @@ extension DependencyContainer {
     /// false cycle stops the process, nothing hangs, and every link has one instance.
     /// Under ThreadSanitizer, a walk reading a construction's builder while a construction
     /// no one waited for clears its own without the lock would be reported.
-    @Test func threadsBuildingAndWaitingAlongAChainAgree() {
-        expectNoProblemsOnAThread { problems in
+    @Test func threadsBuildingAndWaitingAlongAChainAgree() async {
+        await expectNoProblemsOnAThread { problems in
             for round in 0..<40 {
                 let container = DependencyContainer()
                 let seen = Collected<(link: Int, piece: ObjectIdentifier)>()
@@ -389,8 +389,8 @@ extension DependencyContainer {
     /// reference may go with the construction's record, on any of the threads; the deinit
     /// runs once, with no lock of the package held (it would deadlock on a lock it takes
     /// again), and a new instance is built next time.
-    @Test func aSharedInstanceWhoseDeinitResolvesGoesAwayAfterManyWaited() {
-        expectNoProblemsOnAThread { problems in
+    @Test func aSharedInstanceWhoseDeinitResolvesGoesAwayAfterManyWaited() async {
+        await expectNoProblemsOnAThread { problems in
             for round in 0..<50 {
                 let container = DependencyContainer()
                 let gate = ConstructionGate()
@@ -471,8 +471,8 @@ extension DependencyContainer {
     /// same instance.
     private func expectThreadsToAgree(
         _ makeReader: @escaping @Sendable (DependencyContainer) -> @Sendable () -> AnyObject
-    ) {
-        expectNoProblemsOnAThread { problems in
+    ) async {
+        await expectNoProblemsOnAThread { problems in
             for round in 0..<300 {
                 let container = DependencyContainer()
                 let meeting = Meeting(parties: 9)
@@ -506,10 +506,11 @@ extension DependencyContainer {
     }
 
     /// Runs `work` on a thread under the hang guard, and expects it to end having named no
-    /// problem.
-    private func expectNoProblemsOnAThread(_ work: @escaping @Sendable (Collected<String>) -> Void) {
+    /// problem. The test's task waits without blocking a thread of the cooperative pool,
+    /// which other tests running meanwhile need.
+    private func expectNoProblemsOnAThread(_ work: @escaping @Sendable (Collected<String>) -> Void) async {
         let problems = Collected<String>()
-        #expect(finishesWithoutHanging { work(problems) })
+        #expect(await finishesWithoutHangingOffThePool { work(problems) })
         #expect(problems.values.isEmpty, "\(problems.values.prefix(5))")
     }
 }
