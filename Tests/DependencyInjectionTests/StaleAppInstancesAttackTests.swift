@@ -565,13 +565,62 @@ extension StaleAppInstancesAttackTests {
         #expect(problems.values == [])
         // Seen in about 1 round of 125 on a loaded machine: mostly the request serves a copy
         // of timed of its own while its handler holds the app's; rarely (4 rounds of 12,000)
-        // the handler holds a copy built from the last clock that the request no longer serves.
+        // the handler holds the request's own copy while the traced road serves the app's
+        // (the next test shows that one on one thread).
         withKnownIssue(
-            "A request may keep its own copy of timed, built from the app's values, when the record of uses files another thread's resolution of saiLocal in the session as a use by it: the request's handler and the request then disagree on which timed they hold, though both are built from the last clock",
+            "A request may keep its own copy of timed, built from the app's values, when a record of uses files another thread's resolution of saiLocal as a use by it: the request's handler and the request then disagree on which timed they hold, though both are built from the last clock (one way, on one thread: aCopyARequestKeptOnTheAppsTimeWindowRecordOutlivesTheReason)",
             isIntermittent: true
         ) {
             #expect(copies.values == [])
         }
+    }
+
+    /// The tracer test's rare disagreement, on one thread. The app's record files a
+    /// resolution of `local` made while the clock is built there as a use by the clock
+    /// (the time window); the request, asking the app for `timed`, learns from that record
+    /// that `timed` is its own, and keeps the lesson when the app's next change drops the
+    /// record. It then builds its own `timed`, and a handler from it. The session's next
+    /// change of `local` makes it forget the lesson, but its own record ties its `timed`
+    /// to the clock only, so that copy and the handler stay: the inline cache serves the
+    /// copy, the traced road the app's instance.
+    @Test func aCopyARequestKeptOnTheAppsTimeWindowRecordOutlivesTheReason() {
+        let app = DependencyContainer()
+        let session = DependencyContainer(scopeOf: app)
+        let request = DependencyContainer(scopeOf: session)
+        session.override(\.saiLocal) { ChainPart("session local 0") }
+        let once = OnceGate()
+        app.override(\.saiClock) {
+            once.pass()
+            return ChainPart("gated clock")
+        }
+        let clock = onThread { app.saiClock() }
+        once.gate.entered.wait()
+        _ = app.saiLocal()
+        once.gate.open()
+        _ = clock()
+        _ = request.saiTimed()
+        app.override(\.saiClock) { ChainPart("last app clock") }
+        _ = request.saiHandler()
+        session.override(\.saiLocal) { ChainPart("session local 1") }
+        let handler = request.saiHandler()
+        let inline = request.saiTimed()
+        request.tracer = ResolutionTracer { _ in }
+        let traced = request.saiTimed()
+        request.tracer = nil
+        #expect(handler.root == "last app clock" && traced.root == "last app clock")
+        withKnownIssue(
+            "The app's time-window record files another resolution made during the clock's construction as its use; a scope that learned from it keeps its own copy, and what it built from it, after it forgets the lesson, so its inline cache and its traced road serve different instances, both built from the last clock"
+        ) {
+            #expect(inline === traced, "the request serves two instances of timed")
+            #expect(handler.inner === traced, "the handler holds a timed the traced road does not serve")
+        }
+        // A change of what the copy used reaches it: both roads agree again.
+        app.override(\.saiClock) { ChainPart("next app clock") }
+        let afterwards = request.saiTimed()
+        request.tracer = ResolutionTracer { _ in }
+        #expect(request.saiTimed() === afterwards && afterwards.root == "next app clock")
+        request.tracer = nil
+        #expect(request.saiHandler().inner === afterwards)
     }
 
     /// Tasks resolve a request's async handler while the app overrides the clock: the
