@@ -568,22 +568,22 @@ extension StaleAppInstancesAttackTests {
         // the handler holds the request's own copy while the traced road serves the app's
         // (the next test shows that one on one thread).
         withKnownIssue(
-            "A request may keep its own copy of timed, built from the app's values, when a record of uses files another thread's resolution of saiLocal as a use by it: the request's handler and the request then disagree on which timed they hold, though both are built from the last clock (one way, on one thread: aCopyARequestKeptOnTheAppsTimeWindowRecordOutlivesTheReason)",
+            "A request may keep its own copy of timed, built from the app's values, when a record of uses files another thread's resolution of saiLocal as a use by it: the request's handler and the request then disagree on which timed they hold, though both are built from the last clock (one way, on one thread: anotherThreadsResolutionDuringAnAppConstructionGivesARequestNoCopy)",
             isIntermittent: true
         ) {
             #expect(copies.values == [])
         }
     }
 
-    /// The tracer test's rare disagreement, on one thread. The app's record files a
-    /// resolution of `local` made while the clock is built there as a use by the clock
-    /// (the time window); the request, asking the app for `timed`, learns from that record
-    /// that `timed` is its own, and keeps the lesson when the app's next change drops the
-    /// record. It then builds its own `timed`, and a handler from it. The session's next
-    /// change of `local` makes it forget the lesson, but its own record ties its `timed`
-    /// to the clock only, so that copy and the handler stay: the inline cache serves the
-    /// copy, the traced road the app's instance.
-    @Test func aCopyARequestKeptOnTheAppsTimeWindowRecordOutlivesTheReason() {
+    /// The tracer test's rare disagreement, on one thread. While the app builds the clock
+    /// on another thread, this thread resolves `local` in the app: the app files that as a
+    /// use by the clock by time window only, since the clock's construction did not resolve
+    /// it. So the request, asking the app for `timed` while its session overrides `local`,
+    /// does not learn to build `timed` itself: it shares the app's, and so does the handler
+    /// it builds, through every later change. (Filed as the clock's own use, it built a
+    /// copy and a handler from it that outlived the session's next change, and its inline
+    /// cache and its traced road then served different instances.)
+    @Test func anotherThreadsResolutionDuringAnAppConstructionGivesARequestNoCopy() {
         let app = DependencyContainer()
         let session = DependencyContainer(scopeOf: app)
         let request = DependencyContainer(scopeOf: session)
@@ -598,7 +598,7 @@ extension StaleAppInstancesAttackTests {
         _ = app.saiLocal()
         once.gate.open()
         _ = clock()
-        _ = request.saiTimed()
+        #expect(request.saiTimed() === app.saiTimed(), "the request built a copy of timed")
         app.override(\.saiClock) { ChainPart("last app clock") }
         _ = request.saiHandler()
         session.override(\.saiLocal) { ChainPart("session local 1") }
@@ -608,13 +608,10 @@ extension StaleAppInstancesAttackTests {
         let traced = request.saiTimed()
         request.tracer = nil
         #expect(handler.root == "last app clock" && traced.root == "last app clock")
-        withKnownIssue(
-            "The app's time-window record files another resolution made during the clock's construction as its use; a scope that learned from it keeps its own copy, and what it built from it, after it forgets the lesson, so its inline cache and its traced road serve different instances, both built from the last clock"
-        ) {
-            #expect(inline === traced, "the request serves two instances of timed")
-            #expect(handler.inner === traced, "the handler holds a timed the traced road does not serve")
-        }
-        // A change of what the copy used reaches it: both roads agree again.
+        #expect(inline === traced, "the request serves two instances of timed")
+        #expect(handler.inner === traced, "the handler holds a timed the traced road does not serve")
+        #expect(traced === app.saiTimed())
+        // A change of the clock reaches the request: both roads agree again.
         app.override(\.saiClock) { ChainPart("next app clock") }
         let afterwards = request.saiTimed()
         request.tracer = ResolutionTracer { _ in }

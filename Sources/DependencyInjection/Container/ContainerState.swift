@@ -55,6 +55,13 @@ struct ContainerState {
     /// For each registration, the keys whose cached instances were built while it was
     /// resolved (with any argument).
     var dependents: [RegistrationKey: DependentKeys] = .init()
+    /// For each registration, the keys among its ``dependents`` filed only because their
+    /// construction was in flight while another thread or task resolved it
+    /// (``ResolvingCode``): a helper the construction waited for, or a bystander. An
+    /// override of the registration drops them as it drops the others, but a scope does
+    /// not build or keep a copy of its own for them (``built(_:fromAnyOf:)``). Empty
+    /// unless constructions overlap resolutions on other threads.
+    var windowOnlyUses: [RegistrationKey: DependentKeys] = [:]
     /// For each parameterized registration, the keys (one per argument) of the instances
     /// kept here, singletons and shared ones: what a change of a whole provider family drops.
     var arguments: [RegistrationKey: Set<RegistrationKey>] = .init()
@@ -331,6 +338,7 @@ struct ContainerState {
         if !dependents.isEmpty, let users = dependents.removeValue(forKey: key.registration) {
             pending.append(contentsOf: users)
             released.append(users)
+            if !windowOnlyUses.isEmpty { released.keep(windowOnlyUses.removeValue(forKey: key.registration)) }
         }
         if key.argument == nil {
             if !arguments.isEmpty || !building.isEmpty {
@@ -346,27 +354,57 @@ struct ContainerState {
     /// from an override that uses nothing, and must not inherit their record.
     mutating func forgetUses(by dropped: Set<RegistrationKey>, released: inout Released) {
         guard !dependents.isEmpty, !dropped.isEmpty else { return }
-        for (used, users) in dependents where !users.isDisjoint(with: dropped) {
+        Self.forget(dropped, in: &dependents, released: &released)
+        if !windowOnlyUses.isEmpty { Self.forget(dropped, in: &windowOnlyUses, released: &released) }
+    }
+
+    /// Takes `dropped` out of every list of users in `record`.
+    private static func forget(
+        _ dropped: Set<RegistrationKey>, in record: inout [RegistrationKey: DependentKeys], released: inout Released
+    ) {
+        for (used, users) in record where !users.isDisjoint(with: dropped) {
             released.append(users)
             let remaining = users.subtracting(dropped)
-            dependents[used] = remaining.isEmpty ? nil : remaining
+            record[used] = remaining.isEmpty ? nil : remaining
         }
     }
 
     /// Records that `key` is used by every construction in flight here (by time window:
-    /// see ``claim(_:scope:)``). A parameterized use is filed under its
+    /// see ``claim(_:scope:)``); by those the resolving code does not run inside, as a use
+    /// by time window only (``windowOnlyUses``). A parameterized use is filed under its
     /// registration, all arguments together, so that arguments resolved while something is
     /// built cannot pile up.
     mutating func recordUse(of key: RegistrationKey) {
         guard isBuilding else { return }
         let used = key.registration
+        var code = ResolvingCode()
         for construction in building where construction.key != key {
             // A construction usually uses a few things: room for them at once, instead of
             // a table grown one entry at a time (through the initializer: `reserveCapacity`
             // is not specialized here, and cost twice as much).
             if dependents.isEmpty { dependents = .init(minimumCapacity: 4) }
-            dependents[used, default: DependentKeys()].insert(construction.key)
+            if code.runsInside(construction) {
+                dependents[used, default: DependentKeys()].insert(construction.key)
+                if !windowOnlyUses.isEmpty { forgetWindowOnlyUse(of: used, by: construction.key) }
+            } else if dependents[used]?.contains(construction.key) != true {
+                dependents[used, default: DependentKeys()].insert(construction.key)
+                windowOnlyUses[used, default: DependentKeys()].insert(construction.key)
+            }
         }
+    }
+
+    /// Files the use of `used` by `user` as the construction's own: it resolved it itself.
+    private mutating func forgetWindowOnlyUse(of used: RegistrationKey, by user: RegistrationKey) {
+        guard var users = windowOnlyUses[used], users.contains(user) else { return }
+        users.remove(user)
+        windowOnlyUses[used] = users.isEmpty ? nil : users
+    }
+
+    /// The users of `used` that resolved it themselves, or through tasks they started.
+    private func ownUsers(of used: RegistrationKey) -> DependentKeys? {
+        guard let users = dependents[used] else { return nil }
+        guard !windowOnlyUses.isEmpty, let windowOnly = windowOnlyUses[used] else { return users }
+        return users.subtracting(windowOnly)
     }
 
     /// Whether this scope builds its own instance of the app-wide `key`, by what it learned
@@ -387,7 +425,7 @@ struct ContainerState {
         var pending = [key.registration]
         var visited = Set<RegistrationKey>()
         while let used = pending.popLast() {
-            guard visited.insert(used).inserted, let users = dependents[used] else { continue }
+            guard visited.insert(used).inserted, let users = ownUsers(of: used) else { continue }
             for running in building where !running.isDropped && users.contains(running.key) {
                 running.isDropped = true
                 pending.append(running.key.registration)
@@ -415,7 +453,7 @@ struct ContainerState {
     @inline(__always)
     func built(_ key: RegistrationKey, fromAnyOf overridden: [RegistrationKey]) -> Bool {
         var found = false
-        forEachUse(ofAnyOf: overridden) { users in
+        forEachUse(ofAnyOf: overridden, ownOnly: true) { users in
             found = users.contains(key)
             return !found
         }
@@ -493,16 +531,21 @@ struct ContainerState {
 
     /// Calls `body` with the constructions that used each registration of `keys`, then
     /// with those that used theirs, and so on, by the record of uses, until `body` returns
-    /// false. Inlined, so that `body` is: through a closure, which copies what it is given,
+    /// false; with `ownOnly`, only the uses the constructions made themselves
+    /// (``windowOnlyUses``). Inlined, so that `body` is: through a closure, which copies what it is given,
     /// a request in a scope, which asks ``built(_:fromAnyOf:)`` on every handover, cost
     /// some 200 instructions more.
     @inline(__always)
-    private func forEachUse(ofAnyOf keys: [RegistrationKey], _ body: (DependentKeys) -> Bool) {
+    private func forEachUse(
+        ofAnyOf keys: [RegistrationKey], ownOnly: Bool = false, _ body: (DependentKeys) -> Bool
+    ) {
         guard !dependents.isEmpty else { return }
         var pending = keys.map(\.registration)
         var visited = Set<RegistrationKey>()
         while let used = pending.popLast() {
-            guard visited.insert(used).inserted, let users = dependents[used] else { continue }
+            guard visited.insert(used).inserted,
+                let users = ownOnly ? ownUsers(of: used) : dependents[used]
+            else { continue }
             guard body(users) else { return }
             pending.append(contentsOf: users.map(\.registration))
         }

@@ -132,9 +132,14 @@ extension ContainerState {
         (singletons, sharedInstances, arguments) = (.init(), [:], [:])
         drops &+= 1
         let running = building
-        dependents = dependents.compactMapValues { users in
+        let keepInFlight = { (users: DependentKeys) -> DependentKeys? in
             let inFlight = users.filter { running.construction(of: $0) != nil }
             return inFlight.isEmpty ? nil : DependentKeys(inFlight)
+        }
+        dependents = dependents.compactMapValues(keepInFlight)
+        if !windowOnlyUses.isEmpty {
+            released.append(windowOnlyUses)
+            windowOnlyUses = windowOnlyUses.compactMapValues(keepInFlight)
         }
         defer { teardowns = [:] }
         return teardowns.values.sorted { $0.order > $1.order }.map(\.teardown)

@@ -45,6 +45,20 @@ struct DependentKeys: Sequence {
         }
     }
 
+    /// Removes `key`, if it is one of these.
+    mutating func remove(_ key: RegistrationKey) {
+        if only == key {
+            only = nil
+        } else if several.remove(key) != nil, several.count == 1 {
+            (only, several) = (several.first, [])
+        }
+    }
+
+    /// These keys without those of `other`.
+    func subtracting(_ other: DependentKeys) -> DependentKeys {
+        DependentKeys(filter { !other.contains($0) })
+    }
+
     /// Whether none of these keys is in `keys`.
     func isDisjoint(with keys: Set<RegistrationKey>) -> Bool {
         if let only { return !keys.contains(only) }

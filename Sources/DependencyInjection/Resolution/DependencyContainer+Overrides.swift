@@ -81,11 +81,12 @@ extension DependencyContainer {
             released.append(state.sharedInstances)
             released.keep(state.singletons.storage)  // releases every box when it goes
             released.append(state.dependents)
+            released.append(state.windowOnlyUses)
             released.append(state.teardowns)
             released.append(state.arguments)
             defer {
                 (state.overrides, state.decorations, state.sharedInstances, state.arguments) = (.init(), [:], [:], [:])
-                (state.singletons, state.dependents, state.teardowns) = (.init(), [:], [:])
+                (state.singletons, state.dependents, state.windowOnlyUses, state.teardowns) = (.init(), [:], [:], [:])
                 state.building.dropAll()
                 state.drops &+= 1
             }

@@ -222,7 +222,10 @@ extension DependencyContainer {
             let construction = Resolution(
                 claim: claim, in: self, key: key, name: name, scope: scope, owner: owner, enclosing: enclosing,
                 servesScope: servingScope, override: ownOverride, overriddenHere: ownOverride != nil, isListed: true)
-            if isAsync { construction.openWaitRoom() }
+            if isAsync {
+                construction.openWaitRoom()
+                construction.buildsInATask = true
+            }
             state.startBuilding(construction)
             return (claim, construction, ownOverride, state.tracer)
         })
@@ -342,6 +345,10 @@ final class Resolution: Frame, @unchecked Sendable {
     /// Under the lock of the container that runs it: whether an override or reset dropped
     /// what is being built, which is then handed out but not kept.
     @exclusivity(unchecked) var isDropped = false
+    /// Set under the lock of the container that runs it, as it is listed: whether its
+    /// construction runs in a task of its own (an asynchronous one), not on the stack of
+    /// the owner that resolved it (``ResolvingCode``).
+    @exclusivity(unchecked) var buildsInATask = false
     /// Under the lock of the container that runs it: where others wait for this
     /// construction, once one does. Taken when the construction ends
     /// (``ContainerState/complete(_:keeping:weakly:teardown:checkingOwnAgainst:released:)``):

@@ -1,0 +1,48 @@
+/// The code that resolves now, as the record of uses sees it: which of the constructions in
+/// flight in a container it runs inside.
+///
+/// A construction resolves things itself, on its own thread or task, and through the tasks
+/// it starts. While it runs, another thread or task may resolve in the same container: a
+/// helper it waits for, or a bystander it knows nothing of, which the container cannot
+/// tell apart. The record of uses files both, so that an override of what either resolved
+/// rebuilds the instance; but only what runs inside the construction makes a scope build
+/// a copy of its own, or keep one (``ContainerState/windowOnlyUses``): a bystander's
+/// resolution of something a scope overrides would otherwise give the scope a copy of an
+/// app-wide singleton built from nothing it overrides, which then outlived the reason.
+///
+/// Two facts answer the question without walking every frame:
+/// - A synchronous construction runs on the stack of its owner (the task, or the thread
+///   outside any task, that resolved it), and an owner does one thing at a time. So while
+///   it is in flight, whatever its owner resolves runs inside it.
+/// - Every construction whose result the container keeps is bound as a task-local value
+///   while it runs (``Frame/bind(_:)-(()->Result)``), and the construction of an
+///   asynchronous one runs in a task of its own under a frame bound there. A task started
+///   inside inherits that chain, so the bound chain names those constructions.
+///
+/// ```swift
+/// var code = ResolvingCode()
+/// for construction in building where code.runsInside(construction) { … }
+/// ```
+struct ResolvingCode {
+    private let owner = Owner.current
+    /// The innermost frame bound as a task-local value, read the first time it is needed.
+    private var bound: Frame??
+
+    /// Whether this code runs inside `construction`, in flight in the container whose lock
+    /// the caller holds.
+    mutating func runsInside(_ construction: Resolution) -> Bool {
+        if !construction.buildsInATask, construction.owner == owner { return true }
+        if bound == nil { bound = .some(Frame.innermostBound) }
+        var frame = bound.unsafelyUnwrapped
+        while let current = frame {
+            if current === construction { return true }
+            // An asynchronous construction's task runs in a frame of its own, for the same
+            // key in the same container.
+            if construction.buildsInATask, current.buildingID == construction.buildingID, current.key == construction.key {
+                return true
+            }
+            frame = current.parent
+        }
+        return false
+    }
+}
