@@ -27,6 +27,31 @@ import Testing
         #expect(Array(users) == [key(7)])
     }
 
+    /// A use filed by time window only, then made by the construction itself, leaves the
+    /// window-only list: removing a key keeps every other, inline or in the set.
+    @Test(arguments: [1, 2, 3, 5])
+    func removingAKeyKeepsEveryOther(count: Int) {
+        var users = DependentKeys((1...count).map { key(UInt($0)) })
+        users.remove(key(99))
+        #expect(users.count == count, "removing an absent key changed the list")
+        users.remove(key(1))
+        #expect(Set(users) == Set((1...count).dropFirst().map { key(UInt($0)) }))
+        #expect(users.count == count - 1 && !users.contains(key(1)))
+        #expect(Array(users).count == count - 1, "a key was listed twice")
+        users.insert(key(1))
+        #expect(users.count == count && users.contains(key(1)))
+    }
+
+    @Test(arguments: [1, 2, 5])
+    func subtractingAnotherListDropsExactlyItsKeys(count: Int) {
+        let users = DependentKeys((1...count).map { key(UInt($0)) })
+        let windowOnly = DependentKeys([key(1), key(99)])
+        let own = users.subtracting(windowOnly)
+        #expect(Set(own) == Set((1...count).dropFirst().map { key(UInt($0)) }))
+        #expect(own.isEmpty == (count == 1))
+        #expect(users.subtracting(DependentKeys()).count == count)
+    }
+
     @Test(arguments: [1, 2, 5])
     func subtractingDropsExactlyTheGivenKeys(count: Int) {
         let users = DependentKeys((1...count).map { key(UInt($0)) })
