@@ -17,7 +17,9 @@
 /// - Every construction whose result the container keeps is bound as a task-local value
 ///   while it runs (``Frame/bind(_:)-(()->Result)``), and the construction of an
 ///   asynchronous one runs in a task of its own under a frame bound there. A task started
-///   inside inherits that chain, so the bound chain names those constructions.
+///   inside inherits that chain, so the bound chain names those constructions. A detached
+///   task inherits nothing, and is another owner, as a helper thread is. A `shared`
+///   construction is not bound: all its uses count.
 ///
 /// ```swift
 /// var code = ResolvingCode()
@@ -31,14 +33,23 @@ struct ResolvingCode {
     /// Whether this code runs inside `construction`, in flight in the container whose lock
     /// the caller holds.
     mutating func runsInside(_ construction: Resolution) -> Bool {
-        if !construction.buildsInATask, construction.owner == owner { return true }
+        if !construction.buildsInATask {
+            if construction.owner == owner { return true }
+            // A `shared` construction is not bound (the container does not keep what it
+            // builds), so a task it starts cannot be told from a bystander: its uses all
+            // count, as every use did before the two were told apart.
+            if !construction.keepsResult { return true }
+        }
         if bound == nil { bound = .some(Frame.innermostBound) }
         var frame = bound.unsafelyUnwrapped
         while let current = frame {
             if current === construction { return true }
             // An asynchronous construction's task runs in a frame of its own, for the same
-            // key in the same container.
-            if construction.buildsInATask, current.buildingID == construction.buildingID, current.key == construction.key {
+            // key in the same container. Only while it is bound: a task that an earlier,
+            // ended construction of the key started inherits that construction's frame.
+            if construction.buildsInATask, current.buildingID == construction.buildingID, current.key == construction.key,
+                current.isActive
+            {
                 return true
             }
             frame = current.parent
