@@ -47,6 +47,7 @@ enum KCSResolver: String, CaseIterable, CustomStringConvertible {
     case nobody = "nobody"
     case anotherThread = "another thread"
     case aTaskItStarts = "a task it starts"
+    case aDetachedTask = "a detached task"
 
     var description: String { rawValue }
 
@@ -57,6 +58,13 @@ enum KCSResolver: String, CaseIterable, CustomStringConvertible {
         case .aTaskItStarts:
             let resolved = DispatchSemaphore(value: 0)
             Task {
+                resolution()
+                resolved.signal()
+            }
+            resolved.wait()
+        case .aDetachedTask:
+            let resolved = DispatchSemaphore(value: 0)
+            Task.detached {
                 resolution()
                 resolved.signal()
             }
@@ -76,7 +84,8 @@ enum KCSResolver: String, CaseIterable, CustomStringConvertible {
     /// the app's instance. Without the other thread (the control), it does not keep it. But
     /// a task the construction starts and waits for inherits its frame, so what the task
     /// resolves is the construction's own use: then the request keeps the copy, as it would
-    /// had the construction resolved `kraUnrelated` on its own thread.
+    /// had the construction resolved `kraUnrelated` on its own thread. A detached task
+    /// inherits nothing: like another thread, it does not resolve for the construction.
     /// (A shared copy kept by mistake is kept weakly and never served: a scope hands a
     /// registration it does not build itself to its app container before it looks at its
     /// own cache, so nothing shows it.)

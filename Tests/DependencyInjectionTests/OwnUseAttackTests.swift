@@ -182,3 +182,39 @@ extension OwnUseAttackTests {
         #expect(findings.problems == [])
     }
 }
+
+extension DependencyContainer {
+    /// A shared instance built from nothing, held at the `OnceGate` stored under
+    /// "woa.sharedGate", if any.
+    var woaSharedGated: Provider<IFBPart> {
+        shared {
+            (self.getValue(forKey: "woa.sharedGate") as OnceGate?)?.pass()
+            return IFBPart("shared gated")
+        }
+    }
+}
+
+extension OwnUseAttackTests {
+    /// A `shared` construction is not bound, so what another thread resolves while it runs
+    /// counts as its use, as the Scopes article says: a request whose session overrides
+    /// that builds its own instance, where a singleton's would share the app's.
+    @Test func anotherThreadsResolutionDuringASharedConstructionCountsAsItsUse() async {
+        let findings = Findings()
+        let finished = await finishesWithoutHangingOffThePool {
+            let (app, session, request) = appSessionAndRequest()
+            let once = OnceGate()
+            app.setValue(once, forKey: "woa.sharedGate")
+            let building = onThread { app.woaSharedGated() }
+            once.gate.entered.wait()
+            _ = app.woaX()
+            once.gate.open()
+            let appValue = building()
+            session.override(\.woaX) { IFBPart("session x") }
+            let value = request.woaSharedGated()
+            findings.check(value !== appValue, "the request shares the app's shared instance")
+            withExtendedLifetime((appValue, value)) {}
+        }
+        #expect(finished)
+        #expect(findings.problems == [])
+    }
+}

@@ -532,9 +532,9 @@ struct ContainerState {
     /// Calls `body` with the constructions that used each registration of `keys`, then
     /// with those that used theirs, and so on, by the record of uses, until `body` returns
     /// false; with `ownOnly`, only the uses the constructions made themselves
-    /// (``windowOnlyUses``). Inlined, so that `body` is: through a closure, which copies what it is given,
-    /// a request in a scope, which asks ``built(_:fromAnyOf:)`` on every handover, cost
-    /// some 200 instructions more.
+    /// (``windowOnlyUses``). Inlined, so that `body` is: through a closure, which copies
+    /// what it is given, a request in a scope, which asks ``built(_:fromAnyOf:)`` on every
+    /// handover, cost some 200 instructions more.
     @inline(__always)
     private func forEachUse(
         ofAnyOf keys: [RegistrationKey], ownOnly: Bool = false, _ body: (DependentKeys) -> Bool
