@@ -121,26 +121,22 @@ extension DependencyContainer {
 
 extension ContainerState {
     /// Drops every cached instance and hands out their teardowns, most recently built
-    /// first. A construction in flight runs on, with the record of what it used, so that
-    /// it keeps its instance (with its teardown) when it is done.
+    /// first. A construction in flight runs on, so that it keeps its instance (with its
+    /// teardown) when it is done.
+    ///
+    /// The record of uses stays: it names registrations, not instances, and a scope reads
+    /// it to find what it built from the app's instances. Forgetting it here let a later
+    /// change of a key miss what a request built before the shutdown from an app-wide
+    /// instance that used the key. A rebuilt instance files the same uses again; one that
+    /// no longer makes them is rebuilt once more by a change of the key, as for any use
+    /// the record over-approximates.
     mutating func shutDown(released: inout Released) -> [PendingTeardown] {
         released.keep(singletons.storage)  // releases every box when it goes
         released.append(sharedInstances)
-        released.append(dependents)
         released.append(teardowns)
         released.append(arguments)
         (singletons, sharedInstances, arguments) = (.init(), [:], [:])
         drops &+= 1
-        let running = building
-        let keepInFlight = { (users: DependentKeys) -> DependentKeys? in
-            let inFlight = users.filter { running.construction(of: $0) != nil }
-            return inFlight.isEmpty ? nil : DependentKeys(inFlight)
-        }
-        dependents = dependents.compactMapValues(keepInFlight)
-        if !windowOnlyUses.isEmpty {
-            released.append(windowOnlyUses)
-            windowOnlyUses = windowOnlyUses.compactMapValues(keepInFlight)
-        }
         defer { teardowns = [:] }
         return teardowns.values.sorted { $0.order > $1.order }.map(\.teardown)
     }
