@@ -21,6 +21,11 @@
 ///   task inherits nothing, and is another owner, as a helper thread is. A `shared`
 ///   construction is not bound: all its uses count.
 ///
+/// A tracer's callback runs inside no construction, wherever it runs: on a construction's
+/// owner (an event of a resolution that began before the tracer was set is delivered at
+/// once) or in a task the construction started (which inherits its bound chain). What it
+/// resolves is filed by time window only.
+///
 /// ```swift
 /// var code = ResolvingCode()
 /// for construction in building where code.runsInside(construction) { … }
@@ -29,10 +34,14 @@ struct ResolvingCode {
     private let owner = Owner.current
     /// The innermost frame bound as a task-local value, read the first time it is needed.
     private var bound: Frame??
+    /// Whether a tracer's callback runs now (``TraceBatch/isDelivering``), read the first
+    /// time it is needed.
+    private lazy var inTracer = TraceBatch.isDelivering
 
     /// Whether this code runs inside `construction`, in flight in the container whose lock
     /// the caller holds.
     mutating func runsInside(_ construction: Resolution) -> Bool {
+        if inTracer { return false }
         if !construction.buildsInATask {
             if construction.owner == owner { return true }
             // A `shared` construction is not bound (the container does not keep what it
