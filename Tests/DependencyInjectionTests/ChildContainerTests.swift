@@ -29,9 +29,9 @@ extension DependencyContainer {
     /// its `deinit` under the parent's lock. The race window is narrow: each thread keeps
     /// 50 live children (longer registrations) and drops 150,000; before the fix this
     /// deadlocked in most runs on a loaded 2-core machine.
-    @Test func childrenReleasedWhileTheParentRegistersOthersDoNotDeadlock() {
+    @Test func childrenReleasedWhileTheParentRegistersOthersDoNotDeadlock() async {
         let parent = DependencyContainer()
-        let finished = finishesWithoutHanging {
+        let finished = await finishesWithoutHangingOffThePool {
             concurrently(threads: 4) { _ in
                 let kept = (0..<50).map { _ in DependencyContainer(parent: parent) }
                 for _ in 0..<150_000 {
@@ -104,14 +104,14 @@ extension DependencyContainer {
 
     /// Eight threads set eight different tracers on a parent at once, released together
     /// by a barrier. Whichever wins, every descendant ends with the parent's tracer.
-    @Test func concurrentTracerSettersLeaveEveryChildWithTheParentsTracer() {
+    @Test func concurrentTracerSettersLeaveEveryChildWithTheParentsTracer() async {
         let parent = DependencyContainer()
         let children = (0..<32).map { _ in DependencyContainer(parent: parent) }
         let grandchildren = children.prefix(8).map { DependencyContainer(parent: $0) }
         let descendants = children + grandchildren
         for round in 0..<200 {
             let tracers = (0..<8).map { _ in ResolutionTracer { _ in } }
-            concurrently(threads: 8) { parent.tracer = tracers[$0] }
+            #expect(await concurrentlyOffThePool(threads: 8) { parent.tracer = tracers[$0] })
             let winner = parent.tracer
             #expect(winner != nil)
             let strays = descendants.filter { $0.tracer !== winner }

@@ -409,52 +409,61 @@ func csaVersionsSeen(in container: DependencyContainer) -> [Int] {
     /// (a grandchild before or after its parent, which it keeps alive), keeps every
     /// container's list exact, and the root's change reaches every live grandchild.
     @Test(arguments: [UInt64(3), 11, 64])
-    func grandchildrenDroppedBeforeAndAfterTheirParentsSeeTheRootsChanges(seed: UInt64) {
-        var random = CSASeededGenerator(seed: seed)
-        let root = DependencyContainer()
-        var children: [DependencyContainer] = []
-        var grandchildren: [DependencyContainer] = []
-        var heldChildren: [Held<DependencyContainer>] = []
-        for number in 0..<30 {
-            let child = number.isMultiple(of: 2) ? DependencyContainer(parent: root) : DependencyContainer(scopeOf: root)
-            children.append(child)
-            heldChildren.append(Held(child))
-            for inner in 0..<8 {
-                let grandchild = inner.isMultiple(of: 3) ? DependencyContainer(parent: child) : DependencyContainer(scopeOf: child)
-                _ = csaVersionsSeen(in: grandchild)
-                grandchildren.append(grandchild)
+    func grandchildrenDroppedBeforeAndAfterTheirParentsSeeTheRootsChanges(seed: UInt64) async {
+        let findings = Findings()
+        let finished = await finishesWithoutHangingOffThePool {
+            var random = CSASeededGenerator(seed: seed)
+            let root = DependencyContainer()
+            var children: [DependencyContainer] = []
+            var grandchildren: [DependencyContainer] = []
+            var heldChildren: [Held<DependencyContainer>] = []
+            for number in 0..<30 {
+                let child = number.isMultiple(of: 2) ? DependencyContainer(parent: root) : DependencyContainer(scopeOf: root)
+                children.append(child)
+                heldChildren.append(Held(child))
+                for inner in 0..<8 {
+                    let grandchild = inner.isMultiple(of: 3) ? DependencyContainer(parent: child) : DependencyContainer(scopeOf: child)
+                    _ = csaVersionsSeen(in: grandchild)
+                    grandchildren.append(grandchild)
+                }
             }
+            for round in 1...6 {
+                for _ in 0..<(children.count / 3) where !children.isEmpty {
+                    children.remove(at: Int.random(in: 0..<children.count, using: &random))
+                }
+                for _ in 0..<(grandchildren.count / 3) where !grandchildren.isEmpty {
+                    grandchildren.remove(at: Int.random(in: 0..<grandchildren.count, using: &random))
+                }
+                // New grandchildren under surviving children, in freed slots.
+                for child in children.shuffled(using: &random).prefix(5) {
+                    let grandchild = DependencyContainer(scopeOf: child)
+                    _ = csaVersionsSeen(in: grandchild)
+                    grandchildren.append(grandchild)
+                }
+                root.override(\.csaConfig) { CSAConfig(version: round) }
+                for grandchild in grandchildren where csaVersionsSeen(in: grandchild).contains(where: { $0 != round }) {
+                    findings.check(false, "seed \(seed), round \(round): a grandchild serves \(csaVersionsSeen(in: grandchild))")
+                }
+                // A child is alive while it is kept or one of its grandchildren is.
+                let aliveChildren = heldChildren.compactMap(\.object)
+                findings.check(
+                    csaChildCounts(of: root).alive == aliveChildren.count,
+                    "seed \(seed), round \(round): the root counts \(csaChildCounts(of: root).alive) live children, not \(aliveChildren.count)")
+                for child in aliveChildren {
+                    let own = grandchildren.filter { $0.parent === child }.count
+                    findings.check(
+                        csaChildCounts(of: child).alive == own,
+                        "seed \(seed), round \(round): a child counts \(csaChildCounts(of: child).alive) live children, not \(own)")
+                }
+            }
+            grandchildren.shuffle(using: &random)
+            grandchildren.removeAll()
+            children.removeAll()
+            findings.check(heldChildren.allSatisfy { $0.object == nil }, "seed \(seed): a dropped child is alive")
+            findings.check(csaChildCounts(of: root).alive == 0, "seed \(seed): the root still counts live children")
         }
-        for round in 1...6 {
-            for _ in 0..<(children.count / 3) where !children.isEmpty {
-                children.remove(at: Int.random(in: 0..<children.count, using: &random))
-            }
-            for _ in 0..<(grandchildren.count / 3) where !grandchildren.isEmpty {
-                grandchildren.remove(at: Int.random(in: 0..<grandchildren.count, using: &random))
-            }
-            // New grandchildren under surviving children, in freed slots.
-            for child in children.shuffled(using: &random).prefix(5) {
-                let grandchild = DependencyContainer(scopeOf: child)
-                _ = csaVersionsSeen(in: grandchild)
-                grandchildren.append(grandchild)
-            }
-            root.override(\.csaConfig) { CSAConfig(version: round) }
-            for grandchild in grandchildren where csaVersionsSeen(in: grandchild).contains(where: { $0 != round }) {
-                Issue.record("seed \(seed), round \(round): a grandchild serves \(csaVersionsSeen(in: grandchild))")
-            }
-            // A child is alive while it is kept or one of its grandchildren is.
-            let aliveChildren = heldChildren.compactMap(\.object)
-            #expect(csaChildCounts(of: root).alive == aliveChildren.count)
-            for child in aliveChildren {
-                let own = grandchildren.filter { $0.parent === child }.count
-                #expect(csaChildCounts(of: child).alive == own)
-            }
-        }
-        grandchildren.shuffle(using: &random)
-        grandchildren.removeAll()
-        children.removeAll()
-        #expect(heldChildren.allSatisfy { $0.object == nil })
-        #expect(csaChildCounts(of: root).alive == 0)
+        #expect(finished)
+        #expect(findings.problems == [])
     }
 
     // MARK: Deinits that use the parent or the child

@@ -132,13 +132,13 @@ extension DependencyContainer {
     /// scope's own (from the scope's clock), never a mix; one that starts after the
     /// override returned gets the scope's clock; the app's schedule never takes the scope's
     /// clock.
-    @Test func aScopeOverrideInstalledDuringAppWideResolutionsNeverMixes() {
+    @Test func aScopeOverrideInstalledDuringAppWideResolutionsNeverMixes() async {
         for _ in 0..<20 {
             let app = DependencyContainer()
             let scope = DependencyContainer(scopeOf: app)
             let installed = Flag()
             let seen = Collected<(afterOverride: Bool, schedule: ChildStateSchedule)>()
-            concurrently(threads: 4) { index in
+            let threadsEnded = await concurrentlyOffThePool(threads: 4) { index in
                 if index == 0 {
                     scope.override(\.childStateClock) { ChildStateClock(name: "scope") }
                     installed.set()
@@ -149,6 +149,7 @@ extension DependencyContainer {
                     seen.append((after, scope.childStateSchedule()))
                 }
             }
+            #expect(threadsEnded, "the threads did not end before the hang limit")
             let appSchedule = app.childStateSchedule()
             #expect(appSchedule.clock.name == "app")
             for (after, schedule) in seen.values {
@@ -164,19 +165,20 @@ extension DependencyContainer {
     /// Pins: an override in an enclosing scope (a session) installed while a request of it
     /// resolves the app-wide schedule reaches the request: afterwards the request's
     /// schedule has the session's clock, and the app's schedule still has the app's.
-    @Test func anEnclosingScopesOverrideDuringAResolutionInItsRequestReachesTheRequest() {
+    @Test func anEnclosingScopesOverrideDuringAResolutionInItsRequestReachesTheRequest() async {
         for _ in 0..<20 {
             let app = DependencyContainer()
             let session = DependencyContainer(scopeOf: app)
             let request = DependencyContainer(scopeOf: session)
             let seen = Collected<ChildStateSchedule>()
-            concurrently(threads: 3) { index in
+            let threadsEnded = await concurrentlyOffThePool(threads: 3) { index in
                 if index == 0 {
                     session.override(\.childStateClock) { ChildStateClock(name: "session") }
                     return
                 }
                 for _ in 0..<200 { seen.append(request.childStateSchedule()) }
             }
+            #expect(threadsEnded, "the threads did not end before the hang limit")
             let appSchedule = app.childStateSchedule()
             #expect(appSchedule.clock.name == "app")
             for schedule in seen.values {
@@ -193,12 +195,12 @@ extension DependencyContainer {
     /// reset and traced are all freed, with what they built: the parent keeps no state of
     /// a child that went away (it would keep the child's clock alive), and the last
     /// override reaches a child made afterwards.
-    @Test func childrenDroppedWhileTheParentChangesAreFreedWithWhatTheyBuilt() {
+    @Test func childrenDroppedWhileTheParentChangesAreFreedWithWhatTheyBuilt() async {
         let parent = DependencyContainer()
         let children = Collected<Held<DependencyContainer>>()
         let clocks = Collected<Held<ChildStateClock>>()
         let tracers = Collected<Held<ResolutionTracer>>()
-        concurrently(threads: 4) { index in
+        let threadsEnded = await concurrentlyOffThePool(threads: 4) { index in
             for round in 0..<1_500 {
                 if index == 0 {
                     switch round % 3 {
@@ -218,6 +220,7 @@ extension DependencyContainer {
                 clocks.append(Held(clock))
             }
         }
+        #expect(threadsEnded, "the threads did not end before the hang limit")
         parent.tracer = nil
         #expect(children.values.allSatisfy { $0.object == nil }, "a dropped child is alive")
         // A scope shares the parent's clock, which the parent still keeps; an isolated
@@ -232,10 +235,10 @@ extension DependencyContainer {
     /// Pins: a dropped child's singleton whose `deinit` overrides the parent, clears its
     /// tracer and makes and uses another child of it runs with no lock held, even when
     /// the parent's change (on another thread) is what releases the child's state last.
-    @Test func aChildsValueWhoseDeinitChangesTheParentRunsOutsideItsLocks() {
+    @Test func aChildsValueWhoseDeinitChangesTheParentRunsOutsideItsLocks() async {
         let parent = DependencyContainer()
         let freed = Collected<Held<DependencyContainer>>()
-        let finished = finishesWithoutHanging {
+        let finished = await finishesWithoutHangingOffThePool {
             concurrently(threads: 4) { index in
                 for round in 0..<1_000 {
                     if index == 0 {
@@ -259,7 +262,7 @@ extension DependencyContainer {
     /// Pins: a tracer that makes children of the container it traces, and resolves in
     /// them, neither deadlocks nor keeps them: each is freed, and the children it made
     /// while tracing adopt the tracer.
-    @Test func aTracerThatMakesChildrenOfItsContainerFreesThem() {
+    @Test func aTracerThatMakesChildrenOfItsContainerFreesThem() async {
         let parent = DependencyContainer()
         let made = Collected<Held<DependencyContainer>>()
         let tracedInChild = Flag()
@@ -270,7 +273,7 @@ extension DependencyContainer {
             made.append(Held(child))
         }
         parent.tracer = tracer
-        let finished = finishesWithoutHanging {
+        let finished = await finishesWithoutHangingOffThePool {
             concurrently(threads: 4) { index in
                 for round in 0..<300 {
                     if index == 0 {

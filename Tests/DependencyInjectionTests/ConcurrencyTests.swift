@@ -19,29 +19,30 @@ final class CountedModel: @unchecked Sendable {
 /// Stress tests: threads start together behind a barrier and repeat, so that
 /// ThreadSanitizer sees the accesses overlap.
 @Suite struct ConcurrencyTests {
-    @Test func singletonIsBuiltExactlyOnceUnderContention() {
+    @Test func singletonIsBuiltExactlyOnceUnderContention() async {
         for _ in 0..<100 {
             let container = DependencyContainer()
             let builds = container.counter("httpClient")
             let seen = Collected<ObjectIdentifier>()
-            concurrently { _ in seen.append(ObjectIdentifier(container.httpClient())) }
+            #expect(await concurrentlyOffThePool { _ in seen.append(ObjectIdentifier(container.httpClient())) })
             #expect(builds.count == 1)
             #expect(Set(seen.values).count == 1)
         }
     }
 
-    @Test func nestedSingletonsFromManyThreadsNeverDeadlock() {
+    @Test func nestedSingletonsFromManyThreadsNeverDeadlock() async {
         for _ in 0..<100 {
             let container = DependencyContainer()
             let clients = container.counter("httpClient")
             let loaders = container.counter("cachedFeedLoader")
-            concurrently { index in
+            let threadsEnded = await concurrentlyOffThePool { index in
                 if index.isMultiple(of: 2) {
                     _ = container.cachedFeedLoader()
                 } else {
                     _ = container.httpClient()
                 }
             }
+            #expect(threadsEnded, "the threads did not end before the hang limit")
             #expect(clients.count == 1)
             #expect(loaders.count == 1)
             #expect(container.cachedFeedLoader().client === container.httpClient())
@@ -62,10 +63,10 @@ final class CountedModel: @unchecked Sendable {
         #expect(builds.count == 1)
     }
 
-    @Test func overrideResetAndResolveMayRunTogether() {
+    @Test func overrideResetAndResolveMayRunTogether() async {
         let container = DependencyContainer()
         let child = DependencyContainer(parent: container)
-        concurrently { index in
+        let threadsEnded = await concurrentlyOffThePool { index in
             for round in 0..<200 {
                 switch (index + round) % 5 {
                 case 0: container.override(\.httpClient) { StubHTTPClient() }
@@ -76,27 +77,28 @@ final class CountedModel: @unchecked Sendable {
                 }
             }
         }
+        #expect(threadsEnded, "the threads did not end before the hang limit")
         container.override(\.httpClient) { StubHTTPClient("final") }
         #expect(container.cachedFeedLoader().client.name == "final")
         #expect(child.cachedFeedLoader().client.name == "final")
     }
 
-    @Test func dependencyPropertyFirstReadResolvesOnce() {
+    @Test func dependencyPropertyFirstReadResolvesOnce() async {
         for _ in 0..<100 {
             let container = DependencyContainer()
             let builds = container.counter("countedLoader")
             let model = DependencyContainer.withMain(container) { CountedModel() }
             let seen = Collected<ObjectIdentifier>()
-            concurrently { _ in seen.append(ObjectIdentifier(model.loader)) }
+            #expect(await concurrentlyOffThePool { _ in seen.append(ObjectIdentifier(model.loader)) })
             #expect(builds.count == 1)
             #expect(Set(seen.values).count == 1)
         }
     }
 
-    @Test func dependencyPropertyReadSetResetAndSwitchTogether() {
+    @Test func dependencyPropertyReadSetResetAndSwitchTogether() async {
         let model = DependencyContainer.withMain(DependencyContainer()) { FeedViewModel() }
         let other = DependencyContainer(isMocked: true)
-        concurrently { index in
+        let threadsEnded = await concurrentlyOffThePool { index in
             for round in 0..<200 {
                 switch (index + round) % 4 {
                 case 0: model.client = StubHTTPClient()
@@ -106,14 +108,15 @@ final class CountedModel: @unchecked Sendable {
                 }
             }
         }
+        #expect(threadsEnded, "the threads did not end before the hang limit")
         model.$baseURL.container = other
         #expect(model.baseURL == "http://localhost:8080")
     }
 
-    @Test func storageReadsAndWritesTogether() {
+    @Test func storageReadsAndWritesTogether() async {
         let container = DependencyContainer()
         let child = DependencyContainer(parent: container)
-        concurrently { index in
+        let threadsEnded = await concurrentlyOffThePool { index in
             for round in 0..<500 {
                 let key = "k\(round % 10)"
                 switch (index + round) % 4 {
@@ -124,15 +127,16 @@ final class CountedModel: @unchecked Sendable {
                 }
             }
         }
+        #expect(threadsEnded, "the threads did not end before the hang limit")
         container.setValue(1, forKey: "last")
         #expect(child.getValue(forKey: "last") == 1)
     }
 
-    @Test func sharedInstanceUnderContentionIsOneWhileHeld() {
+    @Test func sharedInstanceUnderContentionIsOneWhileHeld() async {
         for _ in 0..<100 {
             let container = DependencyContainer()
             let held = Collected<ImageCache>()
-            concurrently { _ in held.append(container.imageCache()) }
+            #expect(await concurrentlyOffThePool { _ in held.append(container.imageCache()) })
             #expect(Set(held.values.map(ObjectIdentifier.init)).count == 1)
         }
     }

@@ -276,11 +276,11 @@ extension DependencyContainer {
 
     // MARK: - Concurrency
 
-    @Test func resolvingWhileDecoratingAndResettingIsSafe() {
+    @Test func resolvingWhileDecoratingAndResettingIsSafe() async {
         let container = DependencyContainer()
         let child = DependencyContainer(parent: container)
         let names = Collected<String>()
-        concurrently(threads: 8) { index in
+        let threadsEnded = await concurrentlyOffThePool(threads: 8) { index in
             for round in 0..<200 {
                 switch index % 4 {
                 case 0:
@@ -298,6 +298,7 @@ extension DependencyContainer {
                 }
             }
         }
+        #expect(threadsEnded, "the threads did not end before the hang limit")
         // Every instance is the registration's own, wrapped by whole decorations only.
         let unwrapped = names.values.map { name in
             name.replacingOccurrences(of: "child(", with: "").replacingOccurrences(of: "logging(", with: "")

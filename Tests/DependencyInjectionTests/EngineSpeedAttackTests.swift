@@ -311,11 +311,11 @@ extension DependencyContainer {
         #expect(events.values.count == 1)
     }
 
-    @Test func anOverrideRacingFactoryResolutionsIsSeenByEveryLaterOne() {
+    @Test func anOverrideRacingFactoryResolutionsIsSeenByEveryLaterOne() async {
         let parent = tagged("parent")
         let children = (0..<4).map { tagged("child \($0)", parent: parent) }
         let overridden = Arrivals()
-        concurrently(threads: 6) { index in
+        let threadsEnded = await concurrentlyOffThePool(threads: 6) { index in
             if index == 0 {
                 parent.override(\.engineTagged) { "overridden" }
                 overridden.arrive()
@@ -333,6 +333,7 @@ extension DependencyContainer {
                 #expect(child.engineTagged() == "overridden")
             }
         }
+        #expect(threadsEnded, "the threads did not end before the hang limit")
     }
 
     @Test func aFactoryInAScopeBuildsInTheScope() {
@@ -493,7 +494,7 @@ extension DependencyContainer {
             first.setValue("first", forKey: "engine.tag")
             second.setValue("second", forKey: "engine.tag")
             DependencyContainer.main = first
-            concurrently(threads: 4) { index in
+            let threadsEnded = await concurrentlyOffThePool(threads: 4) { index in
                 for round in 0..<300 {
                     if index == 0 {
                         DependencyContainer.main = round.isMultiple(of: 2) ? second : first
@@ -505,6 +506,7 @@ extension DependencyContainer {
                     }
                 }
             }
+            precondition(threadsEnded, "the threads did not end before the hang limit")
             DependencyContainer.main = second
             precondition(EngineProbe().tag == "second")
         }

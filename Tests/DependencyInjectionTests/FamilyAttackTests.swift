@@ -127,14 +127,14 @@ extension DependencyContainer {
         #expect(scope.faSession("a") === appA)
     }
 
-    @Test func aFamilyInstanceResolvingItsFamilyWhileGoingDoesNotDeadlockAReset() {
+    @Test func aFamilyInstanceResolvingItsFamilyWhileGoingDoesNotDeadlockAReset() async {
         let container = DependencyContainer()
         container.override(\.faProbe["a"]) { [weak container] in
             FAProbe("a") { [weak container] in _ = container?.faProbe("z") }
         }
         _ = container.faProbe("a")
         _ = container.faProbe("b")
-        let done = finishesWithoutHanging { container.reset(\.faProbe) }
+        let done = await finishesWithoutHangingOffThePool { container.reset(\.faProbe) }
         #expect(done)
         // The going instances resolved "z" after the reset let go of the lock.
         #expect(container.instanceIfBuilt(\.faProbe["z"])?.id == "z")

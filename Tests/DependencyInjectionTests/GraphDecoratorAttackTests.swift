@@ -251,10 +251,10 @@ extension DependencyContainer {
 
     /// Requests through scopes while the app container decorates, overrides and resets:
     /// every request sees whole decorations and one unit of work per handler.
-    @Test func requestsWhileTheAppDecoratesAndResetsAreSafe() {
+    @Test func requestsWhileTheAppDecoratesAndResetsAreSafe() async {
         let app = DependencyContainer()
         let names = Collected<String>()
-        concurrently(threads: 6) { index in
+        let threadsEnded = await concurrentlyOffThePool(threads: 6) { index in
             for round in 0..<150 {
                 switch index % 3 {
                 case 0:
@@ -274,6 +274,7 @@ extension DependencyContainer {
                 }
             }
         }
+        #expect(threadsEnded, "the threads did not end before the hang limit")
         let unwrapped = names.values.map {
             $0.replacingOccurrences(of: "logging(", with: "").replacingOccurrences(of: ")", with: "")
         }

@@ -427,24 +427,31 @@ private func overrideHoldingWatcher(
 
     /// Two thousand per-argument overrides in a scope (and its list of keys), half removed
     /// one by one, the rest by the family's reset, down to an empty table, then one again.
-    @Test func thousandsOfArgumentOverridesComeAndGoInAScope() {
-        let app = DependencyContainer()
-        let scope = DependencyContainer(scopeOf: app)
-        let count = 2_000
-        for n in 0..<count { scope.override(\.hcaClocks[n]) { IFBPart("scope clock", argument: n) } }
-        var wrong = 0
-        for n in 0..<count where scope.hcaClocks(n).source != "scope clock" || scope.hcaClocks(n).argument != n {
-            wrong += 1
+    @Test func thousandsOfArgumentOverridesComeAndGoInAScope() async {
+        let findings = Findings()
+        let finished = await finishesWithoutHangingOffThePool {
+            let app = DependencyContainer()
+            let scope = DependencyContainer(scopeOf: app)
+            let count = 2_000
+            for n in 0..<count { scope.override(\.hcaClocks[n]) { IFBPart("scope clock", argument: n) } }
+            var wrong = 0
+            for n in 0..<count where scope.hcaClocks(n).source != "scope clock" || scope.hcaClocks(n).argument != n {
+                wrong += 1
+            }
+            findings.check(scope.hcaFamilyTimed().inner?.source == "scope clock", "the timed family missed the scope's clock")
+            for n in 0..<count / 2 { scope.reset(\.hcaClocks[n]) }
+            for n in 0..<count where (scope.hcaClocks(n).source == "scope clock") != (n >= count / 2) { wrong += 1 }
+            scope.reset(\.hcaClocks)
+            for n in 0..<count where scope.hcaClocks(n) !== app.hcaClocks(n) { wrong += 1 }
+            findings.check(scope.hcaFamilyTimed() === app.hcaFamilyTimed(), "the scope kept a timed family of its own")
+            scope.override(\.hcaClocks[7]) { IFBPart("scope clock", argument: 7) }
+            findings.check(
+                scope.hcaClocks(7).source == "scope clock" && scope.hcaClocks(8) === app.hcaClocks(8),
+                "an override after the reset did not reach its argument alone")
+            findings.check(wrong == 0, "\(wrong) clocks came from the wrong container")
         }
-        #expect(scope.hcaFamilyTimed().inner?.source == "scope clock")
-        for n in 0..<count / 2 { scope.reset(\.hcaClocks[n]) }
-        for n in 0..<count where (scope.hcaClocks(n).source == "scope clock") != (n >= count / 2) { wrong += 1 }
-        scope.reset(\.hcaClocks)
-        for n in 0..<count where scope.hcaClocks(n) !== app.hcaClocks(n) { wrong += 1 }
-        #expect(scope.hcaFamilyTimed() === app.hcaFamilyTimed())
-        scope.override(\.hcaClocks[7]) { IFBPart("scope clock", argument: 7) }
-        #expect(scope.hcaClocks(7).source == "scope clock" && scope.hcaClocks(8) === app.hcaClocks(8))
-        #expect(wrong == 0)
+        #expect(finished)
+        #expect(findings.problems == [])
     }
 
     // MARK: - The cache stepping aside during a handover

@@ -158,7 +158,7 @@ extension DependencyContainer {
                 let container = DependencyContainer()
                 container.setValue(Meeting(parties: 2), forKey: "attack.meeting")
                 let pieces = Collected<ObjectIdentifier>()
-                concurrently(threads: 2) { index in
+                let threadsEnded = await concurrentlyOffThePool(threads: 2) { index in
                     if index == 0 {
                         pieces.append(ObjectIdentifier(container.needsPieceAsItEnds()))
                     } else {
@@ -167,6 +167,7 @@ extension DependencyContainer {
                     }
                 }
                 // Exit tests report through the exit status.
+                if !threadsEnded { exit(2) }
                 if Set(pieces.values).count != 1 { exit(2) }
             }
         }

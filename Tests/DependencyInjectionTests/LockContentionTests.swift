@@ -23,12 +23,12 @@ import Glibc
 
     // MARK: - One lock
 
-    @Test func manyMoreThreadsThanCoresAppendToArraysAndDictionariesUnderOneLock() throws {
+    @Test func manyMoreThreadsThanCoresAppendToArraysAndDictionariesUnderOneLock() async throws {
         let threads = 32
         let rounds = 2_000
         for _ in 0..<3 {
             let ledger = _Locked(Ledger())
-            let finished = finishesWithoutHanging {
+            let finished = await finishesWithoutHangingOffThePool {
                 concurrently(threads: threads) { thread in
                     for round in 0..<rounds {
                         ledger.withLock { ledger in
@@ -51,13 +51,13 @@ import Glibc
         }
     }
 
-    @Test func aLockGivenBackAndRetakenAtOnceByItsHolderStillReachesEveryWaiter() throws {
+    @Test func aLockGivenBackAndRetakenAtOnceByItsHolderStillReachesEveryWaiter() async throws {
         // Each holder takes the lock again straight after giving it back, so a hand-over
         // meant for a sleeping thread races with the holder's own next lock.
         let threads = 16
         let rounds = 3_000
         let ledger = _Locked(Ledger())
-        let finished = finishesWithoutHanging {
+        let finished = await finishesWithoutHangingOffThePool {
             concurrently(threads: threads) { thread in
                 for _ in 0..<rounds {
                     ledger.lock()
@@ -77,11 +77,11 @@ import Glibc
 
     // MARK: - Many locks
 
-    @Test func manyThreadsOnManyLocksAtOnceLoseNoChange() throws {
+    @Test func manyThreadsOnManyLocksAtOnceLoseNoChange() async throws {
         let locks = (0..<24).map { _ in _Locked([Int]()) }
         let threads = 16
         let rounds = 3_000
-        let finished = finishesWithoutHanging {
+        let finished = await finishesWithoutHangingOffThePool {
             concurrently(threads: threads) { thread in
                 for round in 0..<rounds {
                     // A few threads meet on every lock, in a different order each round.
@@ -94,14 +94,14 @@ import Glibc
         #expect(counts.reduce(0, +) == threads * rounds)
     }
 
-    @Test func locksMadeContendedAndDroppedWhileOthersAreInUseStayExclusive() throws {
+    @Test func locksMadeContendedAndDroppedWhileOthersAreInUseStayExclusive() async throws {
         // Slots hold locks that threads take and append to, while other threads put fresh
         // locks in their place: the old ones are destroyed, free, after their last use.
         let slots = _Locked((0..<8).map { _ in _Locked([Int]()) })
         let appended = _Locked(0)
         let threads = 12
         let rounds = 2_000
-        let finished = finishesWithoutHanging {
+        let finished = await finishesWithoutHangingOffThePool {
             concurrently(threads: threads) { thread in
                 var mine = 0
                 for round in 0..<rounds {
@@ -128,7 +128,7 @@ import Glibc
         #expect(appended.withLock { $0 } > 0)
     }
 
-    @Test func aStripeGuardsWhatLivesOutsideItFromManyThreads() throws {
+    @Test func aStripeGuardsWhatLivesOutsideItFromManyThreads() async throws {
         // A `_Locked<_Elsewhere>` holds no state: what it guards lives elsewhere, and only the
         // lock orders the accesses. Few objects, so many threads meet on each stripe.
         final class Owner: @unchecked Sendable {
@@ -138,7 +138,7 @@ import Glibc
         let owners = (0..<3).map { _ in Owner() }
         let threads = 16
         let rounds = 2_000
-        let finished = finishesWithoutHanging {
+        let finished = await finishesWithoutHangingOffThePool {
             concurrently(threads: threads) { thread in
                 for round in 0..<rounds {
                     let owner = owners[(thread &+ round) % owners.count]
@@ -161,7 +161,7 @@ import Glibc
         var taken = 0
     }
 
-    @Test func waitersWokenBySignalsSleepAgainUntilTheLockIsHandedOver() throws {
+    @Test func waitersWokenBySignalsSleepAgainUntilTheLockIsHandedOver() async throws {
         // A signal handler installed without SA_RESTART may end a sleeping waiter's wait
         // early: the waiter must wait again, not take a lock that is still held.
         var quiet = sigaction()
@@ -174,49 +174,56 @@ import Glibc
 
         let waiters = 4
         let handover = _Locked(Handover())
-        handover.lock()
-        handover.state.pointee.heldByTheTest = true
         let sleepers = Collected<(task: String, thread: pthread_t)>()
         let ended = Collected<Int>()
         let started = DispatchSemaphore(value: 0)
         let allEnded = DispatchGroup()
-        for index in 0..<waiters {
-            allEnded.enter()
-            Thread {
-                // Threads made from the test's own (a dispatch worker's) block every
-                // signal: this one takes SIGUSR2.
-                var usr2 = sigset_t()
-                sigemptyset(&usr2)
-                sigaddset(&usr2, SIGUSR2)
-                pthread_sigmask(SIG_UNBLOCK, &usr2, nil)
-                // The kernel's own name of this thread, "<pid>/task/<tid>".
-                let task = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self")) ?? ""
-                sleepers.append((task, pthread_self()))
-                started.signal()
-                // From here on the only wait is the lock's.
-                handover.withLock { handover in
-                    if handover.heldByTheTest { handover.takenWhileHeld += 1 }
-                    handover.taken += 1
-                }
-                ended.append(index)
-                allEnded.leave()
-            }.start()
-        }
-        for _ in 0..<waiters { started.wait() }
-        let threads = sleepers.values
-        let interrupted = finishesWithoutHanging {
-            for _ in 0..<20 {
-                // Every waiter asleep in the lock (or, were it broken, past it): each
-                // signal below then ends a wait.
-                while ended.values.count < waiters, !threads.allSatisfy({ isAsleep($0.task) }) { sched_yield() }
-                for thread in threads { pthread_kill(thread.thread, SIGUSR2) }
+        let interrupted = Collected<Bool>()
+        // The lock is taken and given back on one thread of its own, off the pool.
+        let handedOver = await finishesWithoutHangingOffThePool {
+            handover.lock()
+            handover.state.pointee.heldByTheTest = true
+            for index in 0..<waiters {
+                allEnded.enter()
+                Thread {
+                    // Threads made from the test's own (descended from a dispatch
+                    // worker) block every signal: this one takes SIGUSR2.
+                    var usr2 = sigset_t()
+                    sigemptyset(&usr2)
+                    sigaddset(&usr2, SIGUSR2)
+                    pthread_sigmask(SIG_UNBLOCK, &usr2, nil)
+                    // The kernel's own name of this thread, "<pid>/task/<tid>".
+                    let task = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self")) ?? ""
+                    sleepers.append((task, pthread_self()))
+                    started.signal()
+                    // From here on the only wait is the lock's.
+                    handover.withLock { handover in
+                        if handover.heldByTheTest { handover.takenWhileHeld += 1 }
+                        handover.taken += 1
+                    }
+                    ended.append(index)
+                    allEnded.leave()
+                }.start()
             }
-            while ended.values.count < waiters, !threads.allSatisfy({ isAsleep($0.task) }) { sched_yield() }
+            for _ in 0..<waiters { started.wait() }
+            let threads = sleepers.values
+            let asleep = finishesWithoutHanging {
+                for _ in 0..<20 {
+                    // Every waiter asleep in the lock (or, were it broken, past it): each
+                    // signal below then ends a wait.
+                    while ended.values.count < waiters, !threads.allSatisfy({ isAsleep($0.task) }) { sched_yield() }
+                    for thread in threads { pthread_kill(thread.thread, SIGUSR2) }
+                }
+                while ended.values.count < waiters, !threads.allSatisfy({ isAsleep($0.task) }) { sched_yield() }
+            }
+            interrupted.append(asleep)
+            guard asleep else { return }
+            handover.state.pointee.heldByTheTest = false
+            handover.unlock()
         }
-        try #require(interrupted, "the waiters never fell asleep")
-        handover.state.pointee.heldByTheTest = false
-        handover.unlock()
-        try #require(finishesWithoutHanging { allEnded.wait() }, "a waiter was never handed the lock")
+        try #require(handedOver, "the thread holding the lock hung")
+        try #require(interrupted.values == [true], "the waiters never fell asleep")
+        try #require(await finishesWithoutHangingOffThePool { allEnded.wait() }, "a waiter was never handed the lock")
         let seen = handover.withLock { $0 }
         #expect(seen.takenWhileHeld == 0)
         #expect(seen.taken == waiters)
@@ -233,13 +240,13 @@ import Glibc
 
     // MARK: - Layout
 
-    @Test func statesOfEveryAlignmentLeaveTheLockBesideThemIntact() throws {
+    @Test func statesOfEveryAlignmentLeaveTheLockBesideThemIntact() async throws {
         // A state that overlapped the lock would overwrite it with these all-ones bytes.
-        try stress(_Locked(UInt8.max), change: { $0 = $0 == .max ? .max - 1 : .max })
-        try stress(_Locked(UInt16.max), change: { $0 = $0 == .max ? .max - 1 : .max })
-        try stress(_Locked(UInt32.max), change: { $0 = $0 == .max ? .max - 1 : .max })
-        try stress(_Locked(UInt64.max), change: { $0 = $0 == .max ? .max - 1 : .max })
-        try stress(_Locked(SIMD4<UInt32>(repeating: .max)), change: { $0 = ~$0 })
+        try await stress(_Locked(UInt8.max), change: { $0 = $0 == .max ? .max - 1 : .max })
+        try await stress(_Locked(UInt16.max), change: { $0 = $0 == .max ? .max - 1 : .max })
+        try await stress(_Locked(UInt32.max), change: { $0 = $0 == .max ? .max - 1 : .max })
+        try await stress(_Locked(UInt64.max), change: { $0 = $0 == .max ? .max - 1 : .max })
+        try await stress(_Locked(SIMD4<UInt32>(repeating: .max)), change: { $0 = ~$0 })
         #expect(MemoryLayout<SIMD4<UInt32>>.alignment == 16)
     }
 
@@ -255,12 +262,12 @@ import Glibc
 
     /// Changes the state of `lock` from many threads, and checks the lock still excludes
     /// and ends free.
-    private func stress<State>(_ lock: _Locked<State>, change: @escaping @Sendable (inout State) -> Void) throws {
+    private func stress<State>(_ lock: _Locked<State>, change: @escaping @Sendable (inout State) -> Void) async throws {
         let holders = _Locked(0)
         let threads = 12
         let rounds = 1_000
         let overlaps = _Locked(0)
-        let finished = finishesWithoutHanging {
+        let finished = await finishesWithoutHangingOffThePool {
             concurrently(threads: threads) { _ in
                 for _ in 0..<rounds {
                     lock.withLock { state in
@@ -275,6 +282,6 @@ import Glibc
         }
         try #require(finished, "a thread waiting for the lock was never handed it")
         #expect(overlaps.withLock { $0 } == 0)
-        #expect(finishesWithoutHanging { lock.withLock { _ in } })
+        #expect(await finishesWithoutHangingOffThePool { lock.withLock { _ in } })
     }
 }

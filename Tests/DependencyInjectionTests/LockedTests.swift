@@ -6,10 +6,10 @@ import Testing
 /// stress it under contention; this checks the uncontended road leaves it free, and that
 /// a state no lock can hold inside its object is refused.
 @Suite struct LockedTests {
-    @Test func aLockTakenAndGivenBackOnOneThreadStaysFree() throws {
+    @Test func aLockTakenAndGivenBackOnOneThreadStaysFree() async throws {
         let counter = _Locked(0)
         for _ in 0..<1_000 { counter.withLock { $0 += 1 } }
-        let finished = finishesWithoutHanging { counter.withLock { $0 += 1 } }
+        let finished = await finishesWithoutHangingOffThePool { counter.withLock { $0 += 1 } }
         try #require(finished, "the lock stayed taken after every holder gave it back")
         #expect(counter.withLock { $0 } == 1_001)
     }
@@ -19,9 +19,9 @@ import Testing
     /// four objects and two other values in itself and the rest in an array; every one of
     /// them is released. Half of them go in as objects, half inside arrays (values).
     @Test(arguments: [0, 1, 2, 3, 4, 5, 8, 9, 50])
-    func everythingTakenOutUnderTheLockIsReleasedOnceTheLockIsFree(count: Int) throws {
+    func everythingTakenOutUnderTheLockIsReleasedOnceTheLockIsFree(count: Int) async throws {
         let releases = _Locked(0)
-        let finished = finishesWithoutHanging {
+        let finished = await finishesWithoutHangingOffThePool {
             releases.withLock(releasingAfter: { _, released in
                 for index in 0..<count {
                     let object = LockTakingObject(releases)

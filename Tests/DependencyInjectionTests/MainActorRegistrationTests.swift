@@ -80,7 +80,7 @@ extension DependencyContainer {
         await MainActor.run { _ = container.probedNotebook() }
         // Dropped by a reset on another thread: the deinit still runs on the main actor.
         await Task.detached { container.reset() }.value
-        #expect(finishesWithoutHanging { released.wait() })
+        #expect(await finishesWithoutHangingOffThePool { released.wait() })
         #expect(releasedOnMainActor.values == [true])
     }
 

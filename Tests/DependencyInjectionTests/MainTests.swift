@@ -25,10 +25,10 @@ import Testing
         DependencyContainer.main = .default
     }
 
-    @Test func mainSwitchesFromManyThreadsWithoutARace() {
+    @Test func mainSwitchesFromManyThreadsWithoutARace() async {
         let containers = [DependencyContainer.default, .mocks, DependencyContainer()]
         let strangers = Collected<DependencyContainer>()
-        concurrently { index in
+        let threadsEnded = await concurrentlyOffThePool { index in
             for round in 0..<500 {
                 if (index + round).isMultiple(of: 3) {
                     DependencyContainer.main = containers[round % 3]
@@ -38,6 +38,7 @@ import Testing
                 }
             }
         }
+        #expect(threadsEnded, "the threads did not end before the hang limit")
         DependencyContainer.main = .default
         #expect(strangers.values.isEmpty)
         #expect(DependencyContainer.main === DependencyContainer.default)

@@ -49,9 +49,7 @@ enum WOAShape: String, CaseIterable, Sendable, CustomTestStringConvertible {
     }
 }
 
-/// Serialized: each case blocks a thread of its own until a task on the cooperative pool
-/// has run, and a dozen at once under ThreadSanitizer once waited past the hang limit.
-@Suite(.serialized) struct OwnUseAttackTests {
+@Suite struct OwnUseAttackTests {
     /// The app builds the instance first (its record learns what it used); then the session
     /// overrides `woaX`, and the request must build its own from the session's x.
     @Test(arguments: WOAShape.allCases, [false, true])

@@ -221,11 +221,11 @@ let psaThreadFiles: [StaticString] = ["PSA/Left.swift", "PSA/Right.swift"]
     /// 2,500 lines each, in different orders: far more sites than the cache has slots,
     /// so slots are replaced while others read them. Each property names its own site and
     /// resolves; every thread finds one record per site. (Run under ThreadSanitizer.)
-    @Test func threadsReleasedTogetherReplacingSlotsEachNameTheirOwnSite() {
+    @Test func threadsReleasedTogetherReplacingSlotsEachNameTheirOwnSite() async {
         let container = DependencyContainer()
         let wrong = Collected<String>()
         let sampled = Collected<PropertySite>()
-        concurrently(threads: 8) { thread in
+        let threadsEnded = await concurrentlyOffThePool(threads: 8) { thread in
             for step in 0..<2_500 {
                 let line = UInt((step * 13 + thread * 317) % 2_500 + 1)
                 for offset in 0..<psaThreadTypes.count {
@@ -241,6 +241,7 @@ let psaThreadFiles: [StaticString] = ["PSA/Left.swift", "PSA/Right.swift"]
                 }
             }
         }
+        #expect(threadsEnded, "the threads did not end before the hang limit")
         #expect(wrong.values.isEmpty, "\(wrong.values.count) wrong, first: \(wrong.values.prefix(3))")
         let records = sampled.values
         #expect(records.count == 8)

@@ -193,9 +193,9 @@ private func heapBlockBytes(_ address: UnsafeMutableRawPointer) -> Int {
 
     /// More lines than the cache has slots, from threads released together: slots are
     /// replaced while others read them, and every property still names its own line.
-    @Test func sitesOfThousandsOfLinesFromThreadsReleasedTogetherNameTheirOwnLines() {
+    @Test func sitesOfThousandsOfLinesFromThreadsReleasedTogetherNameTheirOwnLines() async {
         let wrong = Collected<UInt>()
-        concurrently(threads: 8) { thread in
+        let threadsEnded = await concurrentlyOffThePool(threads: 8) { thread in
             for line in UInt(1)...3_000 {
                 let site = PropertySite(declaredIn: "PFTSites", fileID: "PFT/Sites.swift", line: line).site
                 if site.line != line || site.fileID.description != "PFT/Sites.swift" || site.nameText != "@Dependency in PFTSites" {
@@ -203,6 +203,7 @@ private func heapBlockBytes(_ address: UnsafeMutableRawPointer) -> Int {
                 }
             }
         }
+        #expect(threadsEnded, "the threads did not end before the hang limit")
         #expect(wrong.values.isEmpty, "\(wrong.values.count) properties named another site")
     }
 

@@ -244,7 +244,7 @@ struct Aligned<Storage>: Equatable {
 
     /// Eight threads released together read a property none has read; its factory waits
     /// until all eight are about to read, so the others arrive while it builds.
-    @Test func threadsReadingAnUnreadPropertyTogetherShareOneInstanceFromOneBuild() {
+    @Test func threadsReadingAnUnreadPropertyTogetherShareOneInstanceFromOneBuild() async {
         for _ in 0..<150 {
             let container = DependencyContainer()
             let builds = container.counter("playbackEngine")
@@ -252,10 +252,11 @@ struct Aligned<Storage>: Equatable {
             container.setValue(readers, forKey: "playback.arrivals")
             let model = DependencyContainer.withMain(container) { PlayerViewModel() }
             let seen = Collected<ObjectIdentifier>()
-            concurrently(threads: 8) { _ in
+            let threadsEnded = await concurrentlyOffThePool(threads: 8) { _ in
                 readers.arrivals.arrive()
                 seen.append(ObjectIdentifier(model.engine))
             }
+            #expect(threadsEnded, "the threads did not end before the hang limit")
             #expect(builds.count == 1)
             #expect(seen.values.count == 8)
             #expect(Set(seen.values).count == 1)
@@ -408,7 +409,7 @@ struct Aligned<Storage>: Equatable {
     /// Thousands of view models, read from several threads at once (so that some readers
     /// wait for another's resolution), then dropped: their container and every engine
     /// they resolved are freed.
-    @Test func droppedViewModelsFreeTheirContainerAndWhatTheyResolved() {
+    @Test func droppedViewModelsFreeTheirContainerAndWhatTheyResolved() async {
         let engines = Collected<Released>()
         let container: Released
         do {
@@ -417,11 +418,12 @@ struct Aligned<Storage>: Equatable {
             // The threads reach the models through the shelf: a thread may release its
             // closure after `concurrently` returns, and must not keep them meanwhile.
             let shelf = Shelf(DependencyContainer.withMain(shared) { (0..<2_000).map { _ in PlayerViewModel() } })
-            concurrently(threads: 4) { thread in
+            let threadsEnded = await concurrentlyOffThePool(threads: 4) { thread in
                 for (index, model) in shelf.models.enumerated() where index % 4 == thread || index % 3 == 0 {
                     engines.append(Released(model.engine))
                 }
             }
+            #expect(threadsEnded, "the threads did not end before the hang limit")
             #expect(Set(shelf.models.map { ObjectIdentifier($0.engine) }).count == 2_000)
             shelf.empty()
         }
@@ -476,15 +478,16 @@ struct Aligned<Storage>: Equatable {
 
     /// Many objects with many properties make far more properties than there are lock
     /// stripes; threads read all of them at once in different orders.
-    @Test func manyPropertiesOfManyObjectsReadTogetherEachResolveOnce() {
+    @Test func manyPropertiesOfManyObjectsReadTogetherEachResolveOnce() async {
         let container = DependencyContainer()
         let engines = container.counter("playbackEngine")
         let models = DependencyContainer.withMain(container) { (0..<300).map { _ in LibraryViewModel() } }
         let snapshots = Collected<(Int, [String])>()
-        concurrently(threads: 6) { thread in
+        let threadsEnded = await concurrentlyOffThePool(threads: 6) { thread in
             let order = thread.isMultiple(of: 2) ? Array(models.indices) : Array(models.indices.reversed())
             for index in order { snapshots.append((index, models[index].snapshot)) }
         }
+        #expect(threadsEnded, "the threads did not end before the hang limit")
         #expect(engines.count == 2 * models.count)
         for (index, snapshot) in snapshots.values {
             #expect(snapshot == models[index].snapshot)
@@ -496,8 +499,8 @@ struct Aligned<Storage>: Equatable {
     /// A property resolved from the next node's property, 100 deep: more properties than
     /// stripes, so some resolution runs inside another of the same stripe, and threads
     /// entering the chain at different nodes wait for each other's resolutions.
-    @Test func aChainOfPropertiesLongerThanTheStripesResolvesFromEveryThread() {
-        let resolved = finishesWithoutHanging {
+    @Test func aChainOfPropertiesLongerThanTheStripesResolvesFromEveryThread() async {
+        let resolved = await finishesWithoutHangingOffThePool {
             for _ in 0..<10 {
                 let container = DependencyContainer()
                 let list = TrackList()

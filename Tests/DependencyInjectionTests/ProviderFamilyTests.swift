@@ -354,13 +354,13 @@ extension DependencyContainer {
     /// argument is served from the registration or from an earlier override. The
     /// overriding thread starts once every resolving thread has cached something, which
     /// the overrides must then drop.
-    @Test func resolvingArgumentsWhileTheFamilyIsOverriddenAndResetIsRaceFree() {
+    @Test func resolvingArgumentsWhileTheFamilyIsOverriddenAndResetIsRaceFree() async {
         let container = DependencyContainer()
         let child = DependencyContainer(parent: container)
         let (threads, rounds) = (6, 300)
         let cached = Arrivals()
         let wrong = Collected<String>()
-        concurrently(threads: threads) { index in
+        let threadsEnded = await concurrentlyOffThePool(threads: threads) { index in
             if index == 0 {
                 cached.wait(for: threads - 1)
                 for round in 0..<rounds {
@@ -383,6 +383,7 @@ extension DependencyContainer {
                 if round == 0 { cached.arrive() }
             }
         }
+        #expect(threadsEnded, "the threads did not end before the hang limit")
         #expect(wrong.values.isEmpty, "\(wrong.values)")
         for container in [container, child] {
             for raw in 0..<4 {

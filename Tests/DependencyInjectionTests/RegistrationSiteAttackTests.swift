@@ -650,7 +650,7 @@ private func shutDownSynchronously(_ container: DependencyContainer) {
         container.setValue(probe, forKey: "sa-release-probe")
         await MainActor.run { _ = container.saProbedNotebooks(1) }
         await Task.detached { container.reset() }.value
-        #expect(finishesWithoutHanging { released.wait() })
+        #expect(await finishesWithoutHangingOffThePool { released.wait() })
         #expect(releasedOnMainActor.values == [true])
     }
 
@@ -875,14 +875,14 @@ private func shutDownSynchronously(_ container: DependencyContainer) {
 
     // MARK: - Concurrency
 
-    @Test func providersMadeOnManyThreadsAtOnceAgreeAndResolveOneInstanceEach() {
+    @Test func providersMadeOnManyThreadsAtOnceAgreeAndResolveOneInstanceEach() async {
         let container = DependencyContainer()
         let events = tracing(container)
         let reference = (container.saNonASCIIFile.key, container.saIntFamily[5].key, container.saDatabase.key)
         let singletons = Collected<ObjectIdentifier>()
         let members = Collected<[ObjectIdentifier]>()
         let mismatches = Collected<String>()
-        concurrently(threads: 8) { _ in
+        let threadsEnded = await concurrentlyOffThePool(threads: 8) { _ in
             var ids: [ObjectIdentifier] = []
             for round in 0..<200 {
                 let provider = container.saNonASCIIFile
@@ -901,6 +901,7 @@ private func shutDownSynchronously(_ container: DependencyContainer) {
             }
             members.append(ids)
         }
+        #expect(threadsEnded, "the threads did not end before the hang limit")
         #expect(mismatches.values.isEmpty, "\(mismatches.values.prefix(5))")
         #expect(Set(singletons.values).count == 2)
         #expect(Set(members.values).count == 1 && members.values.first.map { Set($0).count } == 50)
@@ -910,7 +911,7 @@ private func shutDownSynchronously(_ container: DependencyContainer) {
         #expect(built.filter { $0.name == "saIntFamily" }.count == 50)
         #expect(events.values.allSatisfy { $0.outcome != .builtFromOverride })
         let database = container.saDatabase()
-        container.shutdown()
+        shutDownSynchronously(container)
         #expect(database.closeCount == 1)
     }
 }

@@ -31,52 +31,52 @@ extension DependencyContainer {
 @Suite struct ReleaseOutsideLocksTests {
     // MARK: - Cached instances
 
-    @Test func resetReleasesInstancesOutsideTheLock() {
+    @Test func resetReleasesInstancesOutsideTheLock() async {
         let container = DependencyContainer()
         _ = container.containerUser()
-        #expect(finishesWithoutHanging { container.reset() }, "reset() deadlocked in a singleton's deinit")
+        #expect(await finishesWithoutHangingOffThePool { container.reset() }, "reset() deadlocked in a singleton's deinit")
     }
 
-    @Test func overrideReleasesWhatItDropsOutsideTheLock() {
+    @Test func overrideReleasesWhatItDropsOutsideTheLock() async {
         let container = DependencyContainer()
         _ = container.containerUser()
-        #expect(finishesWithoutHanging {
+        #expect(await finishesWithoutHangingOffThePool {
             container.override(\.containerUser) { ContainerUser(DependencyContainer()) }
         }, "override deadlocked in a singleton's deinit")
-        #expect(finishesWithoutHanging { container.reset(\.containerUser) }, "reset(_:) deadlocked")
+        #expect(await finishesWithoutHangingOffThePool { container.reset(\.containerUser) }, "reset(_:) deadlocked")
     }
 
-    @Test func aFamilyOverrideReleasesInstancesAndArgumentsOutsideTheLock() {
+    @Test func aFamilyOverrideReleasesInstancesAndArgumentsOutsideTheLock() async {
         let container = DependencyContainer()
         for raw in 0..<3 { _ = container.containerUsers(ContainerUsingArgument(container, raw)) }
-        #expect(finishesWithoutHanging {
+        #expect(await finishesWithoutHangingOffThePool {
             container.override(\.containerUsers) { _ in ContainerUser(DependencyContainer()) }
         }, "overriding a family deadlocked in a deinit")
         for raw in 0..<3 { _ = container.containerUsers(ContainerUsingArgument(container, raw)) }
         container.override(\.containerUsers[ContainerUsingArgument(container, 0)]) { ContainerUser(DependencyContainer()) }
-        #expect(finishesWithoutHanging { container.reset(\.containerUsers) }, "resetting a family deadlocked")
+        #expect(await finishesWithoutHangingOffThePool { container.reset(\.containerUsers) }, "resetting a family deadlocked")
     }
 
     // MARK: - Stored values
 
-    @Test func replacedStoredValuesAreReleasedOutsideTheLock() {
+    @Test func replacedStoredValuesAreReleasedOutsideTheLock() async {
         let container = DependencyContainer()
         container.setValue(ContainerUser(container), forKey: "user")
-        #expect(finishesWithoutHanging { container.setValue(0, forKey: "user") }, "setValue deadlocked")
+        #expect(await finishesWithoutHangingOffThePool { container.setValue(0, forKey: "user") }, "setValue deadlocked")
         container.setValue(ContainerUser(container), forKey: "user")
-        #expect(finishesWithoutHanging { container.removeValue(forKey: "user") }, "removeValue deadlocked")
+        #expect(await finishesWithoutHangingOffThePool { container.removeValue(forKey: "user") }, "removeValue deadlocked")
         container.setValue(ContainerUser(container), forKey: "user")
-        #expect(finishesWithoutHanging { container.removeAll() }, "removeAll deadlocked")
+        #expect(await finishesWithoutHangingOffThePool { container.removeAll() }, "removeAll deadlocked")
     }
 
     // MARK: - Tracer
 
-    @Test func replacingTheTracerReleasesTheOldOneOutsideTheLock() {
+    @Test func replacingTheTracerReleasesTheOldOneOutsideTheLock() async {
         let container = DependencyContainer()
         do {
             let user = ContainerUser(container)
             container.tracer = ResolutionTracer { _ in _ = user }
         }
-        #expect(finishesWithoutHanging { container.tracer = nil }, "setting the tracer deadlocked")
+        #expect(await finishesWithoutHangingOffThePool { container.tracer = nil }, "setting the tracer deadlocked")
     }
 }

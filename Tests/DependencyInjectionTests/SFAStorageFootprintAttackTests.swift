@@ -603,13 +603,13 @@ final class SFAProfileHolder: @unchecked Sendable {
 
     /// Threads read a property without a lock while another sets, resets and switches it:
     /// every read is a whole value, and retired values stay readable.
-    @Test func lockFreeReadsRacingSetsResetsAndSwitchesSeeWholeValues() {
+    @Test func lockFreeReadsRacingSetsResetsAndSwitchesSeeWholeValues() async {
         let container = DependencyContainer()
         let other = DependencyContainer()
         other.setValue("other", forKey: "sfa.label")
         let holders = DependencyContainer.withMain(container) { (0..<64).map { _ in SFAHolder() } }
         let wrong = Collected<String>()
-        concurrently(threads: 5) { thread in
+        let threadsEnded = await concurrentlyOffThePool(threads: 5) { thread in
             if thread == 0 {
                 for round in 0..<40 {
                     for (index, holder) in holders.enumerated() {
@@ -630,6 +630,7 @@ final class SFAProfileHolder: @unchecked Sendable {
                 }
             }
         }
+        #expect(threadsEnded, "the threads did not end before the hang limit")
         #expect(wrong.values.isEmpty, "\(wrong.values.prefix(5))")
         #expect(holders.allSatisfy { $0.engine === $0.engine })
     }
@@ -676,11 +677,11 @@ final class SFAProfileHolder: @unchecked Sendable {
     /// run time among them. Far more declarations than the cache has slots, so slots are
     /// replaced while others read them; each property resolves its own key path and names
     /// its own line, and a declaration made on several threads has one record.
-    @Test func declarationsMadeOnEightThreadsAtOneSiteEachKeepTheirKeyPathAndLine() {
+    @Test func declarationsMadeOnEightThreadsAtOneSiteEachKeepTheirKeyPathAndLine() async {
         let container = DependencyContainer()
         let wrong = Collected<String>()
         let sample = Collected<PropertySite>()
-        concurrently(threads: 8) { thread in
+        let threadsEnded = await concurrentlyOffThePool(threads: 8) { thread in
             for step in 0..<1_500 {
                 let line = UInt((step * 7 + thread * 211) % 1_500 + 1)
                 for offset in 0..<sfaSlotPaths.count {
@@ -699,6 +700,7 @@ final class SFAProfileHolder: @unchecked Sendable {
                 }
             }
         }
+        #expect(threadsEnded, "the threads did not end before the hang limit")
         #expect(wrong.values.isEmpty, "\(wrong.values.count) wrong, first: \(wrong.values.prefix(3))")
         let declarations = sample.values
         #expect(declarations.count == 8)

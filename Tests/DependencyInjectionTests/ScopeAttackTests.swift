@@ -206,7 +206,7 @@ final class AttackEvents: @unchecked Sendable {
 
     /// A tracer set on the app reaches its scopes, runs outside every construction and may
     /// resolve through the scope; an object it creates takes `main`, not a container.
-    @Test func anAppTracerThatResolvesThroughAScopeRunsOutsideEveryConstruction() {
+    @Test func anAppTracerThatResolvesThroughAScopeRunsOutsideEveryConstruction() async {
         let app = DependencyContainer()
         let scope = DependencyContainer(scopeOf: app)
         scope.override(\.requestUser) { "ada" }
@@ -220,7 +220,7 @@ final class AttackEvents: @unchecked Sendable {
             let taken = AttackTag().$locale.container
             if taken === app || taken === scope { tookAContainer.raise() }
         }
-        #expect(finishesWithoutHanging {
+        #expect(await finishesWithoutHangingOffThePool {
             _ = scope.attackReport()
             _ = scope.requestHandler()
         })
@@ -253,11 +253,11 @@ final class AttackEvents: @unchecked Sendable {
 
     /// A scoped instance's `deinit` resolves from the scope (on reset) and from the app
     /// container (when the scope goes): nothing is released under a lock.
-    @Test func aScopedInstancesDeinitMayResolveWhenTheScopeIsResetShutDownOrDropped() {
+    @Test func aScopedInstancesDeinitMayResolveWhenTheScopeIsResetShutDownOrDropped() async {
         let app = DependencyContainer()
         let resolvedFromScope = AttackFlag()
         let resolvedFromApp = AttackFlag()
-        let finished = finishesWithoutHanging {
+        let finished = await finishesWithoutHangingOffThePool {
             let scope = DependencyContainer(scopeOf: app)
             let weakScope = Weak(scope)
             scope.override(\.attackDeinitResolver) {
@@ -420,11 +420,11 @@ extension ScopeAttackTests {
     /// Requests on several threads, in scopes and nested scopes, while the app container
     /// overrides, resets and traces: each request sees its own values and the right
     /// instances. Run it under ThreadSanitizer.
-    @Test func scopesResolveWhileTheAppContainerChanges() {
+    @Test func scopesResolveWhileTheAppContainerChanges() async {
         let app = DependencyContainer()
         let mismatches = Collected<String>()
         let tracer = ResolutionTracer { _ in }
-        concurrently(threads: 4) { index in
+        let threadsEnded = await concurrentlyOffThePool(threads: 4) { index in
             for round in 0..<150 {
                 let scope = DependencyContainer(scopeOf: app)
                 let user = "user-\(index)-\(round)"
@@ -445,6 +445,7 @@ extension ScopeAttackTests {
                 }
             }
         }
+        #expect(threadsEnded, "the threads did not end before the hang limit")
         #expect(mismatches.values.isEmpty, "\(mismatches.values.prefix(5))")
     }
 

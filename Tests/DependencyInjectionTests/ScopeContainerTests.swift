@@ -228,11 +228,11 @@ import Testing
 
     /// Threads released together, each in a new scope, ask for the app's singleton for the
     /// first time while others override the app's clock.
-    @Test func scopesOnManyThreadsBuildTheAppsSingletonOnce() {
+    @Test func scopesOnManyThreadsBuildTheAppsSingletonOnce() async {
         let app = DependencyContainer()
         let builds = app.counter("appDatabase")
         let seen = Collected<ObjectIdentifier>()
-        concurrently(threads: 8) { index in
+        let threadsEnded = await concurrentlyOffThePool(threads: 8) { index in
             for round in 0..<50 {
                 let scope = DependencyContainer(scopeOf: app)
                 scope.override(\.requestUser) { "user-\(index)-\(round)" }
@@ -241,6 +241,7 @@ import Testing
                 _ = scope.scheduler()
             }
         }
+        #expect(threadsEnded, "the threads did not end before the hang limit")
         #expect(builds.count == 1)
         #expect(Set(seen.values).count == 1)
     }

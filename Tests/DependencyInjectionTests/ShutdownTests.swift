@@ -261,10 +261,10 @@ private func shutDownSynchronously(_ container: DependencyContainer) {
 
     // MARK: - Re-entrance
 
-    @Test func aTeardownThatResolvesFromTheContainerFinishes() {
+    @Test func aTeardownThatResolvesFromTheContainerFinishes() async {
         let container = DependencyContainer()
         let databases = container.counter("mailDatabase")
-        #expect(finishesWithoutHanging {
+        #expect(await finishesWithoutHangingOffThePool {
             _ = container.outbox()
             container.shutdown()
         })
@@ -272,10 +272,10 @@ private func shutDownSynchronously(_ container: DependencyContainer) {
         #expect(container.instanceIfBuilt(\.mailDatabase) != nil)
     }
 
-    @Test func aDeinitThatResolvesFromTheContainerFinishes() {
+    @Test func aDeinitThatResolvesFromTheContainerFinishes() async {
         let container = DependencyContainer()
         let databases = container.counter("mailDatabase")
-        #expect(finishesWithoutHanging {
+        #expect(await finishesWithoutHangingOffThePool {
             _ = container.releaseWatcher()
             container.shutdown()
         })
@@ -378,28 +378,29 @@ private func shutDownSynchronously(_ container: DependencyContainer) {
 
     // MARK: - Concurrency
 
-    @Test func concurrentShutdownsAndResolutionsTearDownEachInstanceExactlyOnce() {
+    @Test func concurrentShutdownsAndResolutionsTearDownEachInstanceExactlyOnce() async {
         for _ in 0..<100 {
             let container = DependencyContainer()
             let built = Collected<MailResource>()
             container.setValue(built, forKey: "built")
-            concurrently { index in
+            let threadsEnded = await concurrentlyOffThePool { index in
                 for _ in 0..<10 {
                     if index.isMultiple(of: 2) { _ = container.trackedMailbox() } else { container.shutdown() }
                 }
             }
-            container.shutdown()
+            #expect(threadsEnded, "the threads did not end before the hang limit")
+            shutDownSynchronously(container)
             #expect(!built.values.isEmpty)
             #expect(built.values.allSatisfy { $0.closeCount == 1 })
         }
     }
 
-    @Test func concurrentShutdownsTearDownTheChainOnceInOrder() {
+    @Test func concurrentShutdownsTearDownTheChainOnceInOrder() async {
         for _ in 0..<100 {
             let container = DependencyContainer()
             let log = container.installShutdownLog()
             _ = container.mailSync()
-            concurrently { _ in container.shutdown() }
+            #expect(await concurrentlyOffThePool { _ in container.shutdown() })
             #expect(log.values == ["mailSync", "mailRepository", "mailDatabase"])
         }
     }

@@ -183,25 +183,27 @@ extension DependencyContainer {
         #expect(weakContainer == nil)
     }
 
-    @Test func threadsThatExitHoldingSpareFramesLeakNothing() {
+    @Test func threadsThatExitHoldingSpareFramesLeakNothing() async {
         weak var weakContainer: DependencyContainer?
         do {
             let container = DependencyContainer()
             weakContainer = container
             container.setValue("t", forKey: "spf.name")
-            joiningThreadsThatRun(32) { index in
-                for round in 0..<50 {
-                    precondition(SPFReader(container).name == "t")
-                    precondition(container[spfFamily: SPFToken(id: index * 100 + round)]() == "t\(index * 100 + round)")
+            #expect(await finishesWithoutHangingOffThePool {
+                joiningThreadsThatRun(32) { index in
+                    for round in 0..<50 {
+                        precondition(SPFReader(container).name == "t")
+                        precondition(container[spfFamily: SPFToken(id: index * 100 + round)]() == "t\(index * 100 + round)")
+                    }
                 }
-            }
+            })
         }
         #expect(weakContainer == nil)
     }
 
     /// A thread-specific destructor that runs after the package's (a key made later) reads
     /// a property for the first time: a new slot, a new spare, freed on the next round.
-    @Test func aDestructorAfterTheSlotsOwnReadsAPropertyForTheFirstTime() {
+    @Test func aDestructorAfterTheSlotsOwnReadsAPropertyForTheFirstTime() async {
         let container = DependencyContainer()
         container.setValue("late", forKey: "spf.name")
         _ = SPFReader(container).name  // the package's key exists now
@@ -220,10 +222,12 @@ extension DependencyContainer {
         container.setValue(2, forKey: "spf.remaining")
         container.setValue("late", forKey: "spf.name")
         let keyCopy = key
-        joiningThreadsThatRun(8) { _ in
-            _ = SPFReader(container).name
-            pthread_setspecific(keyCopy, Unmanaged.passRetained(Context(container, reads)).toOpaque())
-        }
+        #expect(await finishesWithoutHangingOffThePool {
+            joiningThreadsThatRun(8) { _ in
+                _ = SPFReader(container).name
+                pthread_setspecific(keyCopy, Unmanaged.passRetained(Context(container, reads)).toOpaque())
+            }
+        })
         #expect(reads.count == 8)
         pthread_key_delete(key)
     }

@@ -210,7 +210,7 @@ extension DependencyContainer {
             let second = DependencyContainer()
             DependencyContainer.main = first
             let tasks = Collected<Task<Bool, Never>>()
-            concurrently(threads: 4) { index in
+            let threadsEnded = await concurrentlyOffThePool(threads: 4) { index in
                 let chosen = DependencyContainer()
                 for round in 0..<300 {
                     switch index {
@@ -233,6 +233,7 @@ extension DependencyContainer {
                     }
                 }
             }
+            precondition(threadsEnded, "the threads did not end before the hang limit")
             for task in tasks.values {
                 let sawTheRightContainer = await task.value
                 precondition(sawTheRightContainer)

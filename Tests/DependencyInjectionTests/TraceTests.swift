@@ -90,17 +90,18 @@ extension DependencyContainer {
     /// A thread arrives just before it asks, so one preempted between the two can still
     /// find the singleton cached: rounds repeat until one thread waited (the first round
     /// almost always has three).
-    @Test func waitingThreadsReportAwaited() {
+    @Test func waitingThreadsReportAwaited() async {
         var outcomes: [ResolutionEvent.Outcome] = []
         for _ in 0..<100 {
             let container = DependencyContainer()
             let askers = Arrivals()
             container.setValue(askers, forKey: "askers")
             let batches = tracing(container)
-            concurrently(threads: 4) { _ in
+            let threadsEnded = await concurrentlyOffThePool(threads: 4) { _ in
                 askers.arrive()
                 _ = container.heldSingleton()
             }
+            #expect(threadsEnded, "the threads did not end before the hang limit")
             outcomes = batches.values.flatMap { $0.map(\.outcome) }
             #expect(outcomes.count == 4)
             #expect(outcomes.filter { $0 == .built }.count == 1)

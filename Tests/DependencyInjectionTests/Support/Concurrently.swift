@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 #if canImport(Glibc)
 import Glibc
@@ -20,6 +21,7 @@ final class NSLockLike: @unchecked Sendable {
 /// them. The barrier makes the threads overlap, which is what ThreadSanitizer needs to see
 /// a race.
 func concurrently(threads: Int = 8, _ body: @escaping @Sendable (Int) -> Void) {
+    recordIfBlockingThePool("concurrently(threads:)")
     let start = NSCondition()
     nonisolated(unsafe) var waiting = threads
     let finished = DispatchGroup()
@@ -41,6 +43,17 @@ func concurrently(threads: Int = 8, _ body: @escaping @Sendable (Int) -> Void) {
         thread.start()
     }
     finished.wait()
+}
+
+/// Records a test failure when `function`, which blocks its caller, is called from a task:
+/// a synchronous test runs in a task on a thread of the cooperative pool, which has as many
+/// threads as the machine has cores, and the tests that start tasks and wait for them hang
+/// while the blocking calls hold every pool thread. A thread of its own has no task, and the
+/// main actor is not on the pool. The call still goes ahead.
+func recordIfBlockingThePool(_ function: String) {
+    guard !Thread.isMainThread, withUnsafeCurrentTask(body: { $0 != nil }) else { return }
+    Issue.record(
+        "\(function) blocks a thread of the cooperative pool; call it through concurrentlyOffThePool / finishesWithoutHangingOffThePool from an async test")
 }
 
 /// Collects values from many threads.
@@ -71,6 +84,7 @@ func concurrentlyOffThePool(threads: Int = 8, _ body: @escaping @Sendable (Int) 
 /// returns, every thread has ended and run its thread-specific destructors, which
 /// `Thread` does not wait for. Call it off the cooperative pool.
 func joiningThreadsThatRun(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+    recordIfBlockingThePool("joiningThreadsThatRun(_:_:)")
     #if canImport(Darwin)
     var threads: [pthread_t?] = []
     #else

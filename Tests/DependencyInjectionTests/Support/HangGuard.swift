@@ -17,6 +17,7 @@ private func isSignalledBeforeTheHangLimit(_ finished: DispatchSemaphore) -> Boo
 /// whether it finished. A deadlocked thread stays blocked, but the test fails instead of
 /// hanging.
 func finishesWithoutHanging(_ work: @escaping @Sendable () -> Void) -> Bool {
+    recordIfBlockingThePool("finishesWithoutHanging(_:)")
     let finished = DispatchSemaphore(value: 0)
     Thread {
         work()
