@@ -42,7 +42,7 @@ final class TraceBatch: Sendable {
             if !state.delivered { state.events.append((sequence, event, tracer)) }
             return state.delivered
         }
-        if late, deliverable { TraceBatch.$isDelivering.withValue(true) { tracer.deliver([event]) } }
+        if late, deliverable { TraceBatch.delivering { tracer.deliver([event]) } }
     }
 
     /// Hands the events to their tracers, in start order, one call per tracer.
@@ -53,12 +53,18 @@ final class TraceBatch: Sendable {
             return state.events.sorted { $0.sequence < $1.sequence }
         }
         var remaining = events[...]
-        TraceBatch.$isDelivering.withValue(true) {
+        TraceBatch.delivering {
             while let first = remaining.first {
                 first.tracer.deliver(remaining.filter { $0.tracer === first.tracer }.map(\.event))
                 remaining = remaining.filter { $0.tracer !== first.tracer }[...]
             }
         }
+    }
+
+    /// Runs a tracer's callback: untraced, and outside every construction, even in a task
+    /// a construction started, which inherits it.
+    private static func delivering(_ deliver: () -> Void) {
+        $isDelivering.withValue(true) { Frame.outsideInheritedConstructions(deliver) }
     }
 }
 

@@ -280,6 +280,18 @@ class Frame: @unchecked Sendable {
         return (owner, ThreadFrames.innermost(of: owner) ?? innermostBound)
     }
 
+    /// Runs `body` outside every construction the task inherited: a tracer's callback,
+    /// delivered in a task a construction started, is none of that construction's code,
+    /// and what it resolves must not be routed, cycle-checked or recorded as if it were.
+    ///
+    /// ```swift
+    /// Frame.outsideInheritedConstructions { tracer.deliver(events) }
+    /// ```
+    static func outsideInheritedConstructions(_ body: () -> Void) {
+        guard innermostBound != nil else { return body() }
+        $bound.withValue(nil, operation: body)
+    }
+
     /// The task's innermost bound construction, if any.
     @inline(__always)
     static var innermostBound: Frame? {

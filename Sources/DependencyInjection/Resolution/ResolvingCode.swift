@@ -21,11 +21,10 @@
 ///   task inherits nothing, and is another owner, as a helper thread is. A `shared`
 ///   construction is not bound: all its uses count.
 ///
-/// A tracer's callback runs inside no construction. It is never delivered on the owner of
-/// a construction in flight, but it may be in a task the construction started, which
-/// inherits the bound chain: what it resolves there is filed by time window only. (It is
-/// checked after the owner, so that the usual use, by the owner, reads no task-local
-/// value: that read cost a request in a scope about 380 instructions.)
+/// A tracer's callback runs inside no construction: it is never delivered on the owner of
+/// a construction in flight, and in a task a construction started it runs with the
+/// inherited chain set aside (``TraceBatch``), so what it resolves is filed by time window
+/// only.
 ///
 /// ```swift
 /// var code = ResolvingCode()
@@ -35,25 +34,17 @@ struct ResolvingCode {
     private let owner = Owner.current
     /// The innermost frame bound as a task-local value, read the first time it is needed.
     private var bound: Frame??
-    /// Whether a tracer's callback runs now (``TraceBatch/isDelivering``), read the first
-    /// time it is needed.
-    private lazy var inTracer = TraceBatch.isDelivering
 
     /// Whether this code runs inside `construction`, in flight in the container whose lock
     /// the caller holds.
     mutating func runsInside(_ construction: Resolution) -> Bool {
         if !construction.buildsInATask {
-            // A tracer is never delivered on the owner of a construction in flight: only at
-            // the end of an outermost resolution, or for a late event outside every
-            // construction of its owner (``TraceBatch/add(_:_:to:late:)``).
             if construction.owner == owner { return true }
             // A `shared` construction is not bound (the container does not keep what it
             // builds), so a task it starts cannot be told from a bystander: its uses all
             // count, as every use did before the two were told apart.
             if !construction.keepsResult { return true }
         }
-        // A task the construction started may deliver a trace, and inherits its chain.
-        if inTracer { return false }
         if bound == nil { bound = .some(Frame.innermostBound) }
         var frame = bound.unsafelyUnwrapped
         while let current = frame {
