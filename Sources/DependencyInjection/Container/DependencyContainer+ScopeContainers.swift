@@ -39,11 +39,11 @@ extension DependencyContainer {
     /// ```
     ///
     /// An app-wide instance is built by the app container even when a scope asks for it
-    /// first: what its closure resolves through `self`, on its own thread or in a task it
-    /// starts, comes from the app container, and it never keeps the scope. So an app-wide
-    /// singleton never sees a scope's values; one that needs them is `scoped`. A thread
-    /// or a dispatch queue the closure hands work to does not carry the construction:
-    /// resolve what that work needs first, or start a `Task`.
+    /// first: what its closure resolves through `self`, on its own thread or task, comes
+    /// from the app container, and it never keeps the scope. So an app-wide singleton never
+    /// sees a scope's values; one that needs them is `scoped`. A thread, a dispatch queue
+    /// or a task the closure hands work to resolves through `self` in the scope: resolve
+    /// what that work needs first.
     ///
     /// A scope is made and dropped once per request: serving one request through a scope
     /// (make it, install a value, resolve a handler, drop it) costs about 19,300
