@@ -97,9 +97,16 @@ func onThread<Value: Sendable>(_ resolve: @escaping @Sendable () -> Value) -> ()
         result.append(resolve())
         finished.signal()
     }.start()
+    // The thread's closure holds `result` until the thread has gone, some time after it
+    // signals: the value is taken out of it, so that only the caller holds it from then on
+    // (a test that checks an instance is released must not depend on when a thread ends).
+    let kept = Collected<Value>()
     return {
+        if let value = kept.values.first { return value }
         finished.wait()
-        return result.values[0]
+        let value = result.takeAll()[0]
+        kept.append(value)
+        return value
     }
 }
 

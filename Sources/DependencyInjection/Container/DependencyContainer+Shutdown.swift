@@ -131,11 +131,11 @@ extension ContainerState {
     /// no longer makes them is rebuilt once more by a change of the key, as for any use
     /// the record over-approximates.
     mutating func shutDown(released: inout Released) -> [PendingTeardown] {
-        released.keep(singletons.storage)  // releases every box when it goes
+        singletons.removeAll(into: &released)
         released.append(sharedInstances)
         released.append(teardowns)
         released.append(arguments)
-        (singletons, sharedInstances, arguments) = (.init(), [:], [:])
+        (sharedInstances, arguments) = ([:], [:])
         drops &+= 1
         defer { teardowns = [:] }
         return teardowns.values.sorted { $0.order > $1.order }.map(\.teardown)

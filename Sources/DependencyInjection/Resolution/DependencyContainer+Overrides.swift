@@ -79,14 +79,15 @@ extension DependencyContainer {
             released.append(state.overrides)
             released.append(state.decorations)
             released.append(state.sharedInstances)
-            released.keep(state.singletons.storage)  // releases every box when it goes
             released.append(state.dependents)
             released.append(state.windowOnlyUses)
             released.append(state.teardowns)
             released.append(state.arguments)
             defer {
                 (state.overrides, state.decorations, state.sharedInstances, state.arguments) = (.init(), [:], [:], [:])
-                (state.singletons, state.dependents, state.windowOnlyUses, state.teardowns) = (.init(), [:], [:], [:])
+                (state.dependents, state.windowOnlyUses, state.teardowns) = ([:], [:], [:])
+                // After the scopes' keys are read below: they include every singleton.
+                state.singletons.removeAll(into: &released)
                 state.building.dropAll()
                 state.drops &+= 1
             }

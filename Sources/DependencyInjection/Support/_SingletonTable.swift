@@ -8,12 +8,21 @@
 /// removal shifts the entries after it back (no tombstones, no rebuild), so dropping n
 /// singletons costs O(n).
 ///
+/// The first two singletons a container keeps sit in the table itself (``firstKey`` and
+/// ``firstBox``, ``secondKey`` and ``secondBox``) until a third one comes, which makes the
+/// storage and moves them there: a test's world usually keeps one and a request's scope
+/// two (its handler and the user it installed), and a storage of their own cost each of
+/// them an allocation, its eight empty slots and its release, about 500 instructions. A
+/// lookup looks at those two only in a table without storage, so a container that keeps
+/// many pays for them once, when its storage is made.
+///
 /// Only touched while holding the owning container's lock. What it hands back (a removed
-/// box, a replaced one, the whole storage) the caller releases after unlocking.
+/// box, a replaced one, everything at once) the caller releases after unlocking.
 ///
 /// ```swift
 /// var table = _SingletonTable()
-/// _ = table.insert(Box(client), for: key)
+/// _ = table.insert(Box(client), for: key)      // kept in the table itself
+/// _ = table.insert(Box(database), for: other)  // the storage is made now
 /// let cached = table.value(for: key, as: HTTPClient.self)
 /// ```
 @usableFromInline
@@ -55,6 +64,16 @@ struct _SingletonTable {
             return unsafeDowncast(made, to: Storage.self)
         }
 
+        /// Files `box` for `key`, which this storage does not hold, retaining it: for the
+        /// entries a table kept in itself, moved here when it makes its storage.
+        func file(_ box: AnyObject, for key: RegistrationKey) {
+            var slot = key.slot(mask: mask)
+            while boxes[slot] != nil { slot = (slot &+ 1) & mask }
+            (keys + slot).initialize(to: key)
+            boxes[slot] = .passRetained(box)
+            count += 1
+        }
+
         // Through the header's address, not `header`: that is a stored property of the
         // class, and every access to it would be checked for exclusivity at run time.
         @usableFromInline var keys: UnsafeMutablePointer<RegistrationKey> {
@@ -81,6 +100,30 @@ struct _SingletonTable {
         }
     }
 
+    /// The key of ``firstBox``; a placeholder no registration has while that is `nil`.
+    @usableFromInline var firstKey = Self.noKey
+    /// The box kept for ``firstKey``, held here while no ``storage`` exists, and `nil`
+    /// whenever one does: a key is never in both. Filled before ``secondBox``.
+    var firstBox: AnyObject? {
+        didSet { first = firstBox.map(Unmanaged.passUnretained) }
+    }
+    /// ``firstBox``, copied here so that a lookup touches no reference count, as
+    /// ``keys`` and ``boxes`` are.
+    @usableFromInline var first: Unmanaged<AnyObject>?
+    /// The key of ``secondBox``, as ``firstKey`` is of ``firstBox``.
+    @usableFromInline var secondKey = Self.noKey
+    /// The box kept for ``secondKey``, on the terms of ``firstBox``.
+    var secondBox: AnyObject? {
+        didSet { second = secondBox.map(Unmanaged.passUnretained) }
+    }
+    /// ``secondBox``, copied as ``first`` is.
+    @usableFromInline var second: Unmanaged<AnyObject>?
+
+    /// The key of an empty slot: no registration is declared on line 0.
+    @usableFromInline static var noKey: RegistrationKey {
+        RegistrationKey(file: "", position: 0, type: ObjectIdentifier(Never.self))
+    }
+
     /// Owns the buffers below.
     @usableFromInline var storage: Storage? {
         didSet { (keys, boxes, mask) = (storage?.keys, storage?.boxes, storage?.mask ?? -1) }
@@ -94,18 +137,42 @@ struct _SingletonTable {
 
     /// The cached value for `key`. The key includes the value type, so the box is known
     /// to be a `Box<Value>` and no dynamic cast is needed.
-    @inlinable
+    @inlinable @inline(__always)
     func value<Value>(for key: RegistrationKey, as type: Value.Type) -> Value? {
+        guard keys != nil else {
+            guard let kept = keptInTable(key) else { return nil }
+            return kept._withUnsafeGuaranteedRef { unsafeDowncast($0, to: Box<Value>.self).value }
+        }
         guard let index = index(of: key) else { return nil }
         return boxes.unsafelyUnwrapped[index].unsafelyUnwrapped._withUnsafeGuaranteedRef {
             unsafeDowncast($0, to: Box<Value>.self).value
         }
     }
 
-    /// The slot holding `key`, if any.
-    @inlinable
+    /// The box kept for `key` in the table itself, if any: in a table without storage.
+    @inlinable @inline(__always)
+    func keptInTable(_ key: RegistrationKey) -> Unmanaged<AnyObject>? {
+        if let first, firstKey == key { return first }
+        if let second, secondKey == key { return second }
+        return nil
+    }
+
+    /// The slot of ``storage`` holding `key`, if any.
+    ///
+    /// Always inlined, and the probe given the buffers alone: a call given the whole table
+    /// (with the entries it keeps in itself, some 200 bytes) was handed a copy of it.
+    @inlinable @inline(__always)
     func index(of key: RegistrationKey) -> Int? {
         guard let keys, let boxes else { return nil }
+        return Self.probe(for: key, keys: keys, boxes: boxes, mask: mask)
+    }
+
+    /// The slot holding `key` in the buffers of a storage of `mask + 1` slots, if any.
+    @inlinable
+    static func probe(
+        for key: RegistrationKey, keys: UnsafeMutablePointer<RegistrationKey>,
+        boxes: UnsafeMutablePointer<Unmanaged<AnyObject>?>, mask: Int
+    ) -> Int? {
         var index = key.slot(mask: mask)
         while boxes[index] != nil {
             if keys[index] == key { return index }
@@ -115,26 +182,43 @@ struct _SingletonTable {
     }
 
     /// Whether no singleton is kept.
-    var isEmpty: Bool { (storage?.count ?? 0) == 0 }
+    var isEmpty: Bool { firstBox == nil && secondBox == nil && (storage?.count ?? 0) == 0 }
 
     /// Every key with a cached instance.
     var cachedKeys: [RegistrationKey] {
-        guard let keys, let boxes, mask >= 0 else { return [] }
-        return (0...mask).compactMap { boxes[$0] == nil ? nil : keys[$0] }
+        var found: [RegistrationKey] = []
+        if firstBox != nil { found.append(firstKey) }
+        if secondBox != nil { found.append(secondKey) }
+        guard let keys, let boxes, mask >= 0 else { return found }
+        for index in 0...mask where boxes[index] != nil { found.append(keys[index]) }
+        return found
     }
 
     /// The box stored for `key`, retained.
-    @inlinable
+    @inlinable @inline(__always)
     func box(for key: RegistrationKey) -> AnyObject? {
-        index(of: key).map { boxes.unsafelyUnwrapped[$0].unsafelyUnwrapped.takeUnretainedValue() }
+        guard keys != nil else { return keptInTable(key)?.takeUnretainedValue() }
+        return index(of: key).map { boxes.unsafelyUnwrapped[$0].unsafelyUnwrapped.takeUnretainedValue() }
     }
 
-    /// Stores `box` for `key`.
+    /// Stores `box` for `key`: in the table itself while it keeps at most one other, else
+    /// in the storage, made on the first insertion that needs it.
     ///
     /// - Returns: The box it replaced, or a storage outgrown, for release after unlocking.
     mutating func insert(_ box: AnyObject, for key: RegistrationKey) -> AnyObject? {
         var outgrown: AnyObject?
-        if storage == nil || (storage!.count + 1) * 4 > (storage!.mask + 1) * 3 {
+        if storage == nil {
+            if let replaced = replaceKeptInTable(key, with: box) { return replaced }
+            if firstBox == nil {
+                (firstKey, firstBox) = (key, box)
+                return nil
+            }
+            if secondBox == nil {
+                (secondKey, secondBox) = (key, box)
+                return nil
+            }
+            outgrown = grow()
+        } else if (storage!.count + 1) * 4 > (storage!.mask + 1) * 3 {
             outgrown = grow()
         }
         let storage = self.storage!
@@ -152,12 +236,27 @@ struct _SingletonTable {
         return outgrown
     }
 
+    /// In a table without storage: puts `box` (`nil` to remove the entry) in the place of
+    /// the box the table keeps in itself for `key`, and returns that box, if there is one.
+    private mutating func replaceKeptInTable(_ key: RegistrationKey, with box: AnyObject?) -> AnyObject? {
+        if let kept = firstBox, firstKey == key {
+            firstBox = box
+            return kept
+        }
+        if let kept = secondBox, secondKey == key {
+            secondBox = box
+            return kept
+        }
+        return nil
+    }
+
     /// Removes the entry for `key`, if any, and shifts the entries after it back so that
     /// every key stays reachable from its home slot.
     ///
     /// - Returns: The removed box, for release after unlocking.
     mutating func remove(_ key: RegistrationKey) -> AnyObject? {
-        guard let storage, var hole = index(of: key) else { return nil }
+        guard let storage else { return replaceKeptInTable(key, with: nil) }
+        guard var hole = index(of: key) else { return nil }
         let removed = storage.boxes[hole].unsafelyUnwrapped.takeRetainedValue()
         (storage.keys + hole).deinitialize(count: 1)
         storage.boxes[hole] = nil
@@ -178,7 +277,18 @@ struct _SingletonTable {
         return removed
     }
 
-    /// Moves every entry to a storage twice as large.
+    /// Empties the table, handing every box to `released`, which releases them after
+    /// unlocking: those kept in the table itself, and the storage, which releases the rest
+    /// when it goes.
+    mutating func removeAll(into released: inout Released) {
+        released.keep(firstBox)
+        released.keep(secondBox)
+        released.keep(storage)
+        self = .init()
+    }
+
+    /// Moves every entry to a storage twice as large, or, in a table without one, the
+    /// entries kept in the table itself to a new storage.
     ///
     /// The keys are distinct, so each entry goes to the first free slot from its home
     /// without a comparison, and moves with its reference: no box is retained or released.
@@ -187,6 +297,14 @@ struct _SingletonTable {
     private mutating func grow() -> AnyObject? {
         let old = storage
         let grown = Storage.make(capacity: Swift.max(8, ((old?.mask ?? -1) + 1) * 2))
+        if let kept = firstBox {
+            grown.file(kept, for: firstKey)
+            firstBox = nil
+        }
+        if let kept = secondBox {
+            grown.file(kept, for: secondKey)
+            secondBox = nil
+        }
         if let old {
             for index in 0..<(old.mask + 1) {
                 guard let box = old.boxes[index] else { continue }

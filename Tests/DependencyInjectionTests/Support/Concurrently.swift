@@ -70,6 +70,14 @@ final class Collected<Value>: @unchecked Sendable {
         defer { lock.unlock() }
         return items
     }
+    /// The values collected so far, which this no longer holds.
+    func takeAll() -> [Value] {
+        lock.lock()
+        defer { lock.unlock() }
+        let taken = items
+        items = []
+        return taken
+    }
 }
 
 /// ``concurrently(threads:_:)`` behind the hang guard, from a thread of its own: the test's

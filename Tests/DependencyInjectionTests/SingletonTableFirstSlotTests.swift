@@ -1,0 +1,147 @@
+import Testing
+@testable import DependencyInjection
+
+/// A value whose release is counted, boxed the way a container boxes a singleton.
+private final class CountedValue: Sendable {
+    let number: Int
+    let releases: Counter
+    init(_ number: Int, _ releases: Counter) { (self.number, self.releases) = (number, releases) }
+    deinit { releases.increment() }
+}
+
+/// The key of registration `number`, as if declared on line `number + 1` of this file.
+private func key(_ number: Int) -> RegistrationKey {
+    RegistrationKey(file: #fileID, line: UInt(number + 1), column: 5, type: CountedValue.self, argument: nil)
+}
+
+/// The number of the value kept for `key`, if any.
+private func number(in table: _SingletonTable, for key: RegistrationKey) -> Int? {
+    table.value(for: key, as: CountedValue.self)?.number
+}
+
+/// A table keeps its first singleton in itself and makes its storage for the second,
+/// moving the first there: every entry must stay found, replaced, removed and released
+/// exactly as in the storage, across each of those moves.
+@Suite struct SingletonTableFirstSlotTests {
+    @Test func theFirstEntryStaysFoundAsTheTableGrowsPastIt() {
+        let releases = Counter()
+        var table = _SingletonTable()
+        #expect(table.isEmpty)
+        #expect(table.insert(Box(CountedValue(0, releases)), for: key(0)) == nil)
+        #expect(!table.isEmpty)
+        #expect(number(in: table, for: key(0)) == 0)
+        #expect(number(in: table, for: key(1)) == nil)
+        #expect(table.cachedKeys == [key(0)])
+        var outgrown: [AnyObject] = []
+        for index in 1..<40 {
+            if let old = table.insert(Box(CountedValue(index, releases)), for: key(index)) { outgrown.append(old) }
+        }
+        for index in 0..<40 { #expect(number(in: table, for: key(index)) == index) }
+        #expect(number(in: table, for: key(40)) == nil)
+        #expect(Set(table.cachedKeys) == Set((0..<40).map(key)) && table.cachedKeys.count == 40)
+        outgrown = []
+        #expect(releases.count == 0, "a storage outgrown released a box it had handed on")
+        table = _SingletonTable()
+        #expect(releases.count == 40)
+    }
+
+    @Test func replacingTheFirstEntryHandsBackTheBoxItReplaced() throws {
+        let releases = Counter()
+        var table = _SingletonTable()
+        let first: AnyObject = Box(CountedValue(1, releases))
+        _ = table.insert(first, for: key(0))
+        let replaced = try #require(table.insert(Box(CountedValue(2, releases)), for: key(0)).map(ObjectIdentifier.init))
+        #expect(replaced == ObjectIdentifier(first))
+        #expect(number(in: table, for: key(0)) == 2)
+        #expect(table.cachedKeys == [key(0)])
+        // Once the storage exists, the same key is replaced there.
+        let outgrown = table.insert(Box(CountedValue(3, releases)), for: key(1))
+        #expect(outgrown == nil, "a table without storage has none to hand back")
+        let second = try #require(table.box(for: key(0)).map(ObjectIdentifier.init))
+        let replacedInStorage = try #require(
+            table.insert(Box(CountedValue(4, releases)), for: key(0)).map(ObjectIdentifier.init))
+        #expect(replacedInStorage == second)
+        #expect(number(in: table, for: key(0)) == 4 && number(in: table, for: key(1)) == 3)
+    }
+
+    @Test func removingTheFirstEntryEmptiesTheTableForTheNext() {
+        let releases = Counter()
+        var table = _SingletonTable()
+        _ = table.insert(Box(CountedValue(7, releases)), for: key(0))
+        #expect(table.remove(key(1)) == nil)
+        let removed = table.remove(key(0)).map { unsafeDowncast($0, to: Box<CountedValue>.self).value.number }
+        #expect(removed == 7)
+        #expect(table.isEmpty && table.cachedKeys.isEmpty)
+        #expect(number(in: table, for: key(0)) == nil)
+        #expect(table.remove(key(0)) == nil)
+        _ = table.insert(Box(CountedValue(8, releases)), for: key(1))
+        #expect(number(in: table, for: key(1)) == 8 && number(in: table, for: key(0)) == nil)
+        _ = table.insert(Box(CountedValue(9, releases)), for: key(2))
+        let removedFromStorage = table.remove(key(1))
+        #expect(removedFromStorage != nil)
+        #expect(number(in: table, for: key(2)) == 9 && number(in: table, for: key(1)) == nil)
+        #expect(table.cachedKeys == [key(2)])
+    }
+
+    @Test(arguments: [0, 1, 2, 12])
+    func removeAllHandsEveryBoxToTheBagAndNothingElse(count: Int) {
+        let releases = Counter()
+        var table = _SingletonTable()
+        for index in 0..<count { _ = table.insert(Box(CountedValue(index, releases)), for: key(index)) }
+        var released = DependencyInjection.Released()
+        table.removeAll(into: &released)
+        #expect(table.isEmpty && table.cachedKeys.isEmpty)
+        for index in 0..<count { #expect(number(in: table, for: key(index)) == nil) }
+        #expect(releases.count == 0, "a box was released under the lock, before the bag went")
+        released = DependencyInjection.Released()
+        #expect(releases.count == count)
+    }
+}
+
+final class FirstSlotReleaseProbe: Sendable {
+    let container: DependencyContainer
+    let resolvedInDeinit: Counter
+    init(_ container: DependencyContainer, _ resolvedInDeinit: Counter) {
+        (self.container, self.resolvedInDeinit) = (container, resolvedInDeinit)
+    }
+    deinit {
+        // Takes the container's lock: it must be free when the container lets this go.
+        _ = container.firstSlotOther()
+        resolvedInDeinit.increment()
+    }
+}
+
+extension DependencyContainer {
+    var firstSlotProbe: Provider<FirstSlotReleaseProbe> {
+        singleton { FirstSlotReleaseProbe(self, self.getValue(forKey: "firstSlot.deinits")!) }
+    }
+    var firstSlotOther: Provider<String> { factory { "other" } }
+}
+
+/// A container's only singleton lives in its table itself: dropping it, by a reset of
+/// one key, of everything, or a shutdown, releases it after unlocking, like any other.
+@Suite struct FirstSlotReleaseTests {
+    @Test(arguments: ["reset one", "reset all", "shutdown", "override"])
+    func theOnlySingletonIsReleasedAfterUnlocking(drop: String) async throws {
+        let deinits = Counter()
+        let finished = await finishesWithoutHangingOffThePool {
+            let container = DependencyContainer()
+            container.setValue(deinits, forKey: "firstSlot.deinits")
+            _ = container.firstSlotProbe()
+            switch drop {
+            case "reset one": container.reset(\.firstSlotProbe)
+            case "reset all": container.reset()
+            case "shutdown": container.shutdown()
+            default: container.override(\.firstSlotOther) { "stub" }
+            }
+            // The probe's own reference to the container keeps the probe's release from
+            // being the container's: it must have gone with the drop, or stayed kept.
+            if drop == "override" {
+                #expect(deinits.count == 0, "an override of something else dropped the singleton")
+                container.reset(\.firstSlotProbe)
+            }
+        }
+        try #require(finished, "a singleton's deinit waited for its container's lock")
+        #expect(deinits.count == 1)
+    }
+}
