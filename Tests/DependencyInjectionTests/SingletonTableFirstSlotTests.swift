@@ -19,9 +19,9 @@ private func number(in table: _SingletonTable, for key: RegistrationKey) -> Int?
     table.value(for: key, as: CountedValue.self)?.number
 }
 
-/// A table keeps its first singleton in itself and makes its storage for the second,
-/// moving the first there: every entry must stay found, replaced, removed and released
-/// exactly as in the storage, across each of those moves.
+/// A table keeps its first two singletons in itself and makes its storage for the third,
+/// moving them there: every entry must stay found, replaced, removed and released exactly
+/// as in the storage, across each of those moves.
 @Suite struct SingletonTableFirstSlotTests {
     @Test func theFirstEntryStaysFoundAsTheTableGrowsPastIt() {
         let releases = Counter()
@@ -81,6 +81,28 @@ private func number(in table: _SingletonTable, for key: RegistrationKey) -> Int?
         #expect(removedFromStorage != nil)
         #expect(number(in: table, for: key(2)) == 9 && number(in: table, for: key(1)) == nil)
         #expect(table.cachedKeys == [key(2)])
+    }
+
+    @Test func theSecondEntryIsReplacedAndMovedLikeTheFirst() throws {
+        let releases = Counter()
+        var table = _SingletonTable()
+        _ = table.insert(Box(CountedValue(0, releases)), for: key(0))
+        let second: AnyObject = Box(CountedValue(1, releases))
+        _ = table.insert(second, for: key(1))
+        let replaced = try #require(table.insert(Box(CountedValue(11, releases)), for: key(1)).map(ObjectIdentifier.init))
+        #expect(replaced == ObjectIdentifier(second))
+        #expect(number(in: table, for: key(0)) == 0 && number(in: table, for: key(1)) == 11)
+        // The first slot freed while the second is taken: the next key fills it, and the
+        // one after makes the storage with all three.
+        _ = table.remove(key(0))
+        #expect(number(in: table, for: key(0)) == nil && number(in: table, for: key(1)) == 11)
+        _ = table.insert(Box(CountedValue(2, releases)), for: key(2))
+        #expect(Set(table.cachedKeys) == [key(1), key(2)])
+        _ = table.insert(Box(CountedValue(3, releases)), for: key(3))
+        #expect(number(in: table, for: key(1)) == 11 && number(in: table, for: key(2)) == 2)
+        #expect(number(in: table, for: key(3)) == 3 && number(in: table, for: key(0)) == nil)
+        #expect(table.cachedKeys.count == 3)
+        #expect(releases.count == 1, "the removed value only: the test still holds the replaced one")
     }
 
     @Test(arguments: [0, 1, 2, 12])
