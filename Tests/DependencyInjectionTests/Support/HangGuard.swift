@@ -13,14 +13,43 @@ private func isSignalledBeforeTheHangLimit(_ finished: DispatchSemaphore) -> Boo
     finished.wait(timeout: .now() + .seconds(hangLimitSeconds)) == .success
 }
 
+/// Work for a thread or task of the hang guards, which lets go of it once it has run.
+///
+/// A `Thread`'s closure, and a `Task`'s, is released some time after it returns, once the
+/// thread has gone: work captured there would keep what it captured (a container, an
+/// instance a test checks was released) alive past the signal that it finished.
+private final class WorkToRun: @unchecked Sendable {
+    // @unchecked: set once, taken by the one thread or task that runs it.
+    private var work: (@Sendable () -> Void)?
+    private var asyncWork: (@Sendable () async -> Void)?
+    init(_ work: @escaping @Sendable () -> Void) { self.work = work }
+    init(async work: @escaping @Sendable () async -> Void) { self.asyncWork = work }
+
+    /// Runs the work and releases it before returning.
+    func run() {
+        let taken = work.take()
+        taken?()
+    }
+
+    /// Runs the async work and releases it before returning.
+    func run() async {
+        let taken = asyncWork.take()
+        await taken?()
+    }
+}
+
 /// Hang guard for tests in this process: runs `work` on a thread of its own and says
 /// whether it finished. A deadlocked thread stays blocked, but the test fails instead of
-/// hanging.
+/// hanging. The work is released once it has run, before the guard returns.
 func finishesWithoutHanging(_ work: @escaping @Sendable () -> Void) -> Bool {
+    finishesWithoutHanging(WorkToRun(work))
+}
+
+private func finishesWithoutHanging(_ work: WorkToRun) -> Bool {
     recordIfBlockingThePool("finishesWithoutHanging(_:)")
     let finished = DispatchSemaphore(value: 0)
     Thread {
-        work()
+        work.run()
         finished.signal()
     }.start()
     return isSignalledBeforeTheHangLimit(finished)
@@ -44,8 +73,9 @@ func endProcessIfHung(_ what: String) {
 /// test fails instead of hanging.
 func endsWithoutHanging(_ work: @escaping @Sendable () async -> Void) async -> Bool {
     let finished = DispatchSemaphore(value: 0)
+    let toRun = WorkToRun(async: work)
     Task {
-        await work()
+        await toRun.run()
         finished.signal()
     }
     let verdict = Handoff<Bool>()
@@ -57,7 +87,8 @@ func endsWithoutHanging(_ work: @escaping @Sendable () async -> Void) async -> B
 /// thread of the cooperative pool, which the tasks that `work` starts, and the other tests
 /// running meanwhile, need.
 func finishesWithoutHangingOffThePool(_ work: @escaping @Sendable () -> Void) async -> Bool {
-    await withCheckedContinuation { finished in
-        Thread { finished.resume(returning: finishesWithoutHanging(work)) }.start()
+    let toRun = WorkToRun(work)
+    return await withCheckedContinuation { finished in
+        Thread { finished.resume(returning: finishesWithoutHanging(toRun)) }.start()
     }
 }
