@@ -10,16 +10,11 @@ struct ContainerState {
     // `init(dictionaryLiteral:)` and the runtime's metadata of its element type, about 30
     // instructions a table, which every new container (a test's world) paid nine times.
 
-    /// The key-value storage of the original API.
-    var values: [String: any Sendable] = .init()
     /// Replacement closures, each an `Override<Value>` or `AsyncOverride<Value>` for its
     /// key's value type. Changed only by ``DependencyContainer/change(_:named:at:_:)`` and
     /// ``DependencyContainer/reset()``, which drop what they decided
     /// (``forgetWhatOverridesDecided(released:)``).
     var overrides = OverrideTable()
-    /// Wrappers of registrations, each a `Decoration<Value>` or `AsyncDecoration<Value>`,
-    /// in the order they were installed. Changed only where ``overrides`` is.
-    var decorations: [RegistrationKey: [AnyObject]] = .init()
     /// The keys of ``overrides`` and ``decorations``, listed when a scope first needs them
     /// (``listedOverriddenKeys()``) and kept until they change
     /// (``forgetWhatOverridesDecided(released:)``): a scope looks at them on
@@ -28,8 +23,10 @@ struct ContainerState {
     var overriddenKeys: [RegistrationKey]?
     /// Built singletons, looked up on every cached resolution.
     @usableFromInline var singletons = _SingletonTable()
-    /// Shared instances, held weakly: each is kept while something else holds it.
-    var sharedInstances: [RegistrationKey: Weak<AnyObject>] = .init()
+    /// What most containers never use (the key-value storage, decorations, shared
+    /// instances, teardowns, arguments and what scopes learn), made on its first change
+    /// (``SeldomUsedState``).
+    var seldom: SeldomUsedState?
     /// Constructions of cached instances running here, on any thread or task: where a
     /// resolution finds the construction to wait for. While one runs, every resolution in
     /// this container counts as a use of it, wherever it comes from (a helper queue, a
@@ -55,26 +52,8 @@ struct ContainerState {
     /// For each registration, the keys whose cached instances were built while it was
     /// resolved (with any argument).
     var dependents: [RegistrationKey: DependentKeys] = .init()
-    /// For each registration, the keys among its ``dependents`` filed only because their
-    /// construction was in flight while another thread or task resolved it
-    /// (``ResolvingCode``): a helper the construction waited for, or a bystander. An
-    /// override of the registration drops them as it drops the others, but a scope does
-    /// not build or keep a copy of its own for them (``built(_:fromAnyOf:)``). Empty
-    /// unless constructions overlap resolutions on other threads.
-    var windowOnlyUses: [RegistrationKey: DependentKeys] = [:]
-    /// For each parameterized registration, the keys (one per argument) of the instances
-    /// kept here, singletons and shared ones: what a change of a whole provider family drops.
-    var arguments: [RegistrationKey: Set<RegistrationKey>] = .init()
-    /// The teardowns of the kept singletons that declare one, each with its place in
-    /// build order; dropped with their instances.
-    var teardowns: [RegistrationKey: (order: Int, teardown: PendingTeardown)] = .init()
     /// How many teardowns have been kept: the place of the next one.
     var teardownsKept = 0
-    /// In a scope: app-wide registrations found to be built from what the scope overrides,
-    /// which the scope builds itself. Unlike the app container's record of uses, it
-    /// survives the app container's resets; it is forgotten when the overrides of the scope
-    /// or of a scope enclosing it change (``forgetLearnedOwn(released:)``).
-    var learnedOwn: Set<RegistrationKey> = .init()
     /// How many times ``learnedOwn`` was forgotten: in a scope, how many times its
     /// overrides, or those of a scope enclosing it, changed. A scope learns from the
     /// overrides it read some time before it records what it learned; when this count
@@ -102,11 +81,6 @@ struct ContainerState {
     /// have taken the app's record that the scope's change reads, so the scope takes the
     /// app's stale instances (``StaleAppInstances``) rather than skip them.
     var changesUnderWay = 0
-    /// In a container with scopes: the keys of the instances each change or reset here
-    /// dropped, with the keys it changed (none for a reset), while the change is still
-    /// reaching the scopes. A scope's own change of the same keys
-    /// reads them with the record of uses, which the drop forgot.
-    var staleUnderWay: [StaleHanding] = []
     /// How many changes here have handed stale instances to the scopes: the number of the
     /// last entry of ``staleUnderWay``.
     var staleHandings = 0
@@ -169,7 +143,7 @@ struct ContainerState {
         recordUse(of: key)
         guard scope.isBuiltOnceByContainer else { return .build }
         if let box = singletons.box(for: key) { return .cached(box) }
-        if scope == .shared, !sharedInstances.isEmpty, let object = sharedInstances[key]?.object {
+        if scope == .shared, hasSharedInstances, let object = sharedInstances[key]?.object {
             return .cached(object)
         }
         if let running = building.construction(of: key) { return .await(running.waitRoom()) }
@@ -304,8 +278,7 @@ struct ContainerState {
     /// Inlined: a call was given a copy of the whole state (264 bytes), on every override.
     @inline(__always)
     var hasNothingToDrop: Bool {
-        singletons.isEmpty && building.isEmpty && sharedInstances.isEmpty && dependents.isEmpty
-            && arguments.isEmpty && teardowns.isEmpty
+        singletons.isEmpty && building.isEmpty && dependents.isEmpty && (seldom?.holdsNothingToDrop ?? true)
     }
 
     /// Drops `pending` and what they drop in turn, skipping `visited`, then forgets the
@@ -330,9 +303,9 @@ struct ContainerState {
         released: inout Released
     ) {
         released.keep(singletons.remove(key))
-        if !sharedInstances.isEmpty { released.keep(sharedInstances.removeValue(forKey: key)) }
+        if hasSharedInstances { released.keep(sharedInstances.removeValue(forKey: key)) }
         building.drop(key)
-        if !teardowns.isEmpty { released.keep(teardowns.removeValue(forKey: key)) }
+        if hasTeardowns { released.keep(teardowns.removeValue(forKey: key)) }
         // Each table is looked at only when it holds something: a key's registration is a
         // copy of the key, an empty table still hashes it, and appending an empty list
         // still goes through the array's growth path. The usual override, of a key nothing
@@ -341,14 +314,14 @@ struct ContainerState {
         if !dependents.isEmpty, let users = dependents.removeValue(forKey: key.registration) {
             pending.append(contentsOf: users)
             released.append(users)
-            if !windowOnlyUses.isEmpty { released.keep(windowOnlyUses.removeValue(forKey: key.registration)) }
+            if hasWindowOnlyUses { released.keep(windowOnlyUses.removeValue(forKey: key.registration)) }
         }
         if key.argument == nil {
-            if !arguments.isEmpty || !building.isEmpty {
+            if hasArguments || !building.isEmpty {
                 let taken = takeArguments(of: key, keepingOwnOverrides: keepingOwnOverrides, released: &released)
                 if !taken.isEmpty { pending.append(contentsOf: taken) }
             }
-        } else if !arguments.isEmpty {
+        } else if hasArguments {
             forgetArgument(of: key, released: &released)
         }
     }
@@ -358,7 +331,7 @@ struct ContainerState {
     mutating func forgetUses(by dropped: Set<RegistrationKey>, released: inout Released) {
         guard !dependents.isEmpty, !dropped.isEmpty else { return }
         Self.forget(dropped, in: &dependents, released: &released)
-        if !windowOnlyUses.isEmpty { Self.forget(dropped, in: &windowOnlyUses, released: &released) }
+        if hasWindowOnlyUses { Self.forget(dropped, in: &windowOnlyUses, released: &released) }
     }
 
     /// Takes `dropped` out of every list of users in `record`.
@@ -388,7 +361,7 @@ struct ContainerState {
             if dependents.isEmpty { dependents = .init(minimumCapacity: 4) }
             if code.runsInside(construction) {
                 dependents[used, default: DependentKeys()].insert(construction.key)
-                if !windowOnlyUses.isEmpty { forgetWindowOnlyUse(of: used, by: construction.key) }
+                if hasWindowOnlyUses { forgetWindowOnlyUse(of: used, by: construction.key) }
             } else if dependents[used]?.contains(construction.key) != true {
                 dependents[used, default: DependentKeys()].insert(construction.key)
                 windowOnlyUses[used, default: DependentKeys()].insert(construction.key)
@@ -406,7 +379,7 @@ struct ContainerState {
     /// The users of `used` that resolved it themselves, or through tasks they started.
     private func ownUsers(of used: RegistrationKey) -> DependentKeys? {
         guard let users = dependents[used] else { return nil }
-        guard !windowOnlyUses.isEmpty, let windowOnly = windowOnlyUses[used] else { return users }
+        guard hasWindowOnlyUses, let windowOnly = windowOnlyUses[used] else { return users }
         return users.subtracting(windowOnly)
     }
 
@@ -505,7 +478,7 @@ struct ContainerState {
     /// record it forgot.
     func keysStaleForScopes(changing keys: [RegistrationKey]) -> [RegistrationKey] {
         let built = keysBuilt(fromAnyOf: keys)
-        guard !staleUnderWay.isEmpty else { return built }
+        guard hasStaleUnderWay else { return built }
         var stale = Set(built)
         for handing in staleUnderWay where handing.changed.isEmpty || handing.changed.contains(where: keys.contains) {
             stale.formUnion(handing.keys)
@@ -580,7 +553,7 @@ struct ContainerState {
     /// releasing it after unlocking.
     mutating func forgetLearnedOwn(released: inout Released) {
         learnedOwnForgotten &+= 1
-        guard !learnedOwn.isEmpty else { return }
+        guard hasLearnedOwn else { return }
         released.append(learnedOwn)
         learnedOwn = []
     }

@@ -97,7 +97,7 @@ extension ContainerState {
     /// registration, a ``Decorated`` entry with the override (if any) and the decorations.
     @inline(__always)
     func replacement(for key: RegistrationKey) -> AnyObject? {
-        guard !decorations.isEmpty, let own = decorations[key] else { return override(for: key) }
+        guard hasDecorations, let own = decorations[key] else { return override(for: key) }
         return Decorated(base: override(for: key), decorations: own)
     }
 }

@@ -148,7 +148,7 @@ extension DependencyContainer {
         change(key, named: name, at: keyPath) { state, released in
             released.keep(
                 override.map { state.overrides.updateValue($0, forKey: key) } ?? state.overrides.removeValue(forKey: key))
-            if override == nil, !state.decorations.isEmpty {
+            if override == nil, state.hasDecorations {
                 released.keep(state.decorations.removeValue(forKey: key))
             }
             if includingArguments {

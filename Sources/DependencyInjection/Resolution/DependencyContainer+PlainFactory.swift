@@ -82,10 +82,10 @@ extension ContainerState {
     /// `override(for:)` on the table makes the compiler copy the table (64 bytes) first, and
     /// it hoists the copy above a check inside ``replaces(_:)`` (measured: a factory 7 or
     /// more instructions dearer, in each way of writing the check inside that was tried).
-    var replacesAny: Bool { !overrides.isEmpty || !decorations.isEmpty }
+    var replacesAny: Bool { !overrides.isEmpty || hasDecorations }
 
     /// Whether an override or a decoration installed here changes how `key` is built.
     func replaces(_ key: RegistrationKey) -> Bool {
-        (!overrides.isEmpty && override(for: key) != nil) || (!decorations.isEmpty && decorations[key] != nil)
+        (!overrides.isEmpty && override(for: key) != nil) || (hasDecorations && decorations[key] != nil)
     }
 }
