@@ -14,6 +14,15 @@ private func key(_ number: Int) -> RegistrationKey {
     RegistrationKey(file: #fileID, line: UInt(number + 1), column: 5, type: CountedValue.self, argument: nil)
 }
 
+/// An argument whose release is counted.
+private final class ReleaseCountedArgument: Hashable, Sendable {
+    let releases: Counter
+    init(_ releases: Counter) { self.releases = releases }
+    static func == (lhs: ReleaseCountedArgument, rhs: ReleaseCountedArgument) -> Bool { lhs === rhs }
+    func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+    deinit { releases.increment() }
+}
+
 /// The number of the value kept for `key`, if any.
 private func number(in table: _SingletonTable, for key: RegistrationKey) -> Int? {
     table.value(for: key, as: CountedValue.self)?.number
@@ -68,17 +77,23 @@ private func number(in table: _SingletonTable, for key: RegistrationKey) -> Int?
         let releases = Counter()
         var table = _SingletonTable()
         _ = table.insert(Box(CountedValue(7, releases)), for: key(0))
-        #expect(table.remove(key(1)) == nil)
-        let removed = table.remove(key(0)).map { unsafeDowncast($0, to: Box<CountedValue>.self).value.number }
-        #expect(removed == 7)
+        var bag = DependencyInjection.Released()
+        table.remove(key(1), into: &bag)
+        #expect(bag.count == 0)
+        table.remove(key(0), into: &bag)
+        #expect(bag.count == 1, "the removed box, for release after unlocking")
         #expect(table.isEmpty && table.cachedKeys.isEmpty)
         #expect(number(in: table, for: key(0)) == nil)
-        #expect(table.remove(key(0)) == nil)
+        table.remove(key(0), into: &bag)
+        #expect(bag.count == 1)
+        #expect(releases.count == 0, "the removed value went before the bag did")
+        bag = DependencyInjection.Released()
+        #expect(releases.count == 1)
         _ = table.insert(Box(CountedValue(8, releases)), for: key(1))
         #expect(number(in: table, for: key(1)) == 8 && number(in: table, for: key(0)) == nil)
         _ = table.insert(Box(CountedValue(9, releases)), for: key(2))
-        let removedFromStorage = table.remove(key(1))
-        #expect(removedFromStorage != nil)
+        table.remove(key(1), into: &bag)
+        #expect(bag.count == 1)
         #expect(number(in: table, for: key(2)) == 9 && number(in: table, for: key(1)) == nil)
         #expect(table.cachedKeys == [key(2)])
     }
@@ -94,7 +109,9 @@ private func number(in table: _SingletonTable, for key: RegistrationKey) -> Int?
         #expect(number(in: table, for: key(0)) == 0 && number(in: table, for: key(1)) == 11)
         // The first slot freed while the second is taken: the next key fills it, and the
         // one after makes the storage with all three.
-        _ = table.remove(key(0))
+        var bag = DependencyInjection.Released()
+        table.remove(key(0), into: &bag)
+        bag = DependencyInjection.Released()
         #expect(number(in: table, for: key(0)) == nil && number(in: table, for: key(1)) == 11)
         _ = table.insert(Box(CountedValue(2, releases)), for: key(2))
         #expect(Set(table.cachedKeys) == [key(1), key(2)])
@@ -103,6 +120,29 @@ private func number(in table: _SingletonTable, for key: RegistrationKey) -> Int?
         #expect(number(in: table, for: key(3)) == 3 && number(in: table, for: key(0)) == nil)
         #expect(table.cachedKeys.count == 3)
         #expect(releases.count == 1, "the removed value only: the test still holds the replaced one")
+    }
+
+    /// A removed entry's key gives its argument to the bag with the box, and the table keeps
+    /// no copy of the key, kept in itself or moved to the storage: the argument goes when
+    /// the bag does.
+    @Test(arguments: [false, true])
+    func aRemovedEntrysArgumentGoesWithTheBag(afterGrowth: Bool) {
+        let releases = Counter()
+        var table = _SingletonTable()
+        var withArgument: RegistrationKey? = RegistrationKey(
+            file: #fileID, line: 90, column: 1, type: CountedValue.self,
+            argument: RegistrationKey.Argument(ReleaseCountedArgument(releases)))
+        _ = table.insert(Box(CountedValue(0, releases)), for: withArgument!)
+        if afterGrowth {
+            _ = table.insert(Box(CountedValue(1, releases)), for: key(1))
+            _ = table.insert(Box(CountedValue(2, releases)), for: key(2))
+        }
+        var bag = DependencyInjection.Released()
+        table.remove(withArgument!, into: &bag)
+        withArgument = nil
+        #expect(releases.count == 0, "the value or its argument went before the bag")
+        bag = DependencyInjection.Released()
+        #expect(releases.count == 2, "the table kept a copy of the removed key's argument")
     }
 
     @Test(arguments: [0, 1, 2, 12])

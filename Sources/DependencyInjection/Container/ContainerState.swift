@@ -302,7 +302,7 @@ struct ContainerState {
         _ key: RegistrationKey, keepingOwnOverrides: Bool, into pending: inout [RegistrationKey],
         released: inout Released
     ) {
-        released.keep(singletons.remove(key))
+        singletons.remove(key, into: &released)
         if hasSharedInstances { released.keep(sharedInstances.removeValue(forKey: key)) }
         building.drop(key)
         if hasTeardowns { released.keep(teardowns.removeValue(forKey: key)) }

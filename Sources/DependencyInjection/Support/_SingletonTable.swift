@@ -64,12 +64,17 @@ struct _SingletonTable {
             return unsafeDowncast(made, to: Storage.self)
         }
 
-        /// Files `box` for `key`, which this storage does not hold, retaining it: for the
-        /// entries a table kept in itself, moved here when it makes its storage.
-        func file(_ box: AnyObject, for key: RegistrationKey) {
+        /// Files `box` for `key`, which this storage does not hold, retaining it, and moves
+        /// the key here, leaving the placeholder in its place: for the entries a table kept
+        /// in itself, moved here when it makes its storage. Moved, not copied, so that the
+        /// table keeps no copy of the key's argument.
+        func file(_ box: AnyObject, movingKeyFrom key: inout RegistrationKey) {
             var slot = key.slot(mask: mask)
             while boxes[slot] != nil { slot = (slot &+ 1) & mask }
-            (keys + slot).initialize(to: key)
+            withUnsafeMutablePointer(to: &key) { key in
+                (keys + slot).moveInitialize(from: key, count: 1)
+                key.initialize(to: _SingletonTable.noKey)
+            }
             boxes[slot] = .passRetained(box)
             count += 1
         }
@@ -236,9 +241,9 @@ struct _SingletonTable {
         return outgrown
     }
 
-    /// In a table without storage: puts `box` (`nil` to remove the entry) in the place of
-    /// the box the table keeps in itself for `key`, and returns that box, if there is one.
-    private mutating func replaceKeptInTable(_ key: RegistrationKey, with box: AnyObject?) -> AnyObject? {
+    /// In a table without storage: puts `box` in the place of the box the table keeps in
+    /// itself for `key`, and returns that box, if there is one.
+    private mutating func replaceKeptInTable(_ key: RegistrationKey, with box: AnyObject) -> AnyObject? {
         if let kept = firstBox, firstKey == key {
             firstBox = box
             return kept
@@ -250,14 +255,36 @@ struct _SingletonTable {
         return nil
     }
 
-    /// Removes the entry for `key`, if any, and shifts the entries after it back so that
-    /// every key stays reachable from its home slot.
+    /// Removes the entry for `key`, if any, handing its box to `released`, which releases
+    /// it after unlocking; in the storage, shifts the entries after it back so that every
+    /// key stays reachable from its home slot.
     ///
-    /// - Returns: The removed box, for release after unlocking.
-    mutating func remove(_ key: RegistrationKey) -> AnyObject? {
-        guard let storage else { return replaceKeptInTable(key, with: nil) }
-        guard var hole = index(of: key) else { return nil }
-        let removed = storage.boxes[hole].unsafelyUnwrapped.takeRetainedValue()
+    /// The entry's key goes too, and its argument to `released` with the box: the table's
+    /// copy may be the argument's last reference, which must not go under the lock. An
+    /// entry the table keeps in itself leaves the placeholder in its place: a key kept
+    /// after its entry kept the argument alive, and released it under the lock at the
+    /// next insertion.
+    mutating func remove(_ key: RegistrationKey, into released: inout Released) {
+        guard storage != nil else {
+            if firstBox != nil, firstKey == key {
+                released.keep(firstBox)
+                released.keep(firstKey.argument)
+                (firstKey, firstBox) = (Self.noKey, nil)
+            } else if secondBox != nil, secondKey == key {
+                released.keep(secondBox)
+                released.keep(secondKey.argument)
+                (secondKey, secondBox) = (Self.noKey, nil)
+            }
+            return
+        }
+        removeFromStorage(key, into: &released)
+    }
+
+    /// Removes the entry for `key` from the storage, if any.
+    private mutating func removeFromStorage(_ key: RegistrationKey, into released: inout Released) {
+        guard let storage, var hole = index(of: key) else { return }
+        released.keep(storage.boxes[hole].unsafelyUnwrapped.takeRetainedValue())
+        released.keep(storage.keys[hole].argument)
         (storage.keys + hole).deinitialize(count: 1)
         storage.boxes[hole] = nil
         storage.count -= 1
@@ -274,7 +301,6 @@ struct _SingletonTable {
             storage.boxes[next] = nil
             hole = next
         }
-        return removed
     }
 
     /// Empties the table, handing every box to `released`, which releases them after
@@ -282,7 +308,9 @@ struct _SingletonTable {
     /// when it goes.
     mutating func removeAll(into released: inout Released) {
         released.keep(firstBox)
+        released.keep(firstKey.argument)
         released.keep(secondBox)
+        released.keep(secondKey.argument)
         released.keep(storage)
         self = .init()
     }
@@ -298,11 +326,11 @@ struct _SingletonTable {
         let old = storage
         let grown = Storage.make(capacity: Swift.max(8, ((old?.mask ?? -1) + 1) * 2))
         if let kept = firstBox {
-            grown.file(kept, for: firstKey)
+            grown.file(kept, movingKeyFrom: &firstKey)
             firstBox = nil
         }
         if let kept = secondBox {
-            grown.file(kept, for: secondKey)
+            grown.file(kept, movingKeyFrom: &secondKey)
             secondBox = nil
         }
         if let old {
