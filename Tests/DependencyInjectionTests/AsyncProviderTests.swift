@@ -1,4 +1,5 @@
 import DependencyInjection
+import Dispatch
 import Testing
 
 struct OpenFailed: Error {}
@@ -45,6 +46,9 @@ extension DependencyContainer {
         }
     }
     var asyncImageCache: AsyncProvider<ImageCache> { shared { ImageCache() } }
+    var asyncSignalledCache: AsyncProvider<SignalledCache> {
+        shared { SignalledCache(released: self.getValue(forKey: "signalledCache.released")!) }
+    }
     subscript(account id: Int) -> AsyncProvider<UserSession> {
         singleton(id) { UserSession(id: "\(id)") }
     }
@@ -81,9 +85,16 @@ extension DependencyContainer {
         let container = DependencyContainer()
         let held = try await container.asyncImageCache()
         #expect(try await container.asyncImageCache() === held)
-        weak var released: ImageCache?
-        do { released = try await DependencyContainer().asyncImageCache() }
-        #expect(released == nil)
+        // One that nobody holds is released: its deinit says so. Waited for, not read from
+        // a weak reference at once: the task that built it lets go of it some time after
+        // its waiters wake.
+        let released = DispatchSemaphore(value: 0)
+        do {
+            let other = DependencyContainer()
+            other.setValue(released, forKey: "signalledCache.released")
+            _ = try await other.asyncSignalledCache()
+        }
+        #expect(await finishesWithoutHangingOffThePool { released.wait() }, "an instance nobody holds is kept")
     }
 
     // MARK: - Concurrency
@@ -233,4 +244,11 @@ extension DependencyContainer {
         await asyncStore.add("three")
         #expect(await (try await container.asyncStore()).items == ["three"])
     }
+}
+
+/// A cache that signals its release.
+final class SignalledCache: Sendable {
+    let released: DispatchSemaphore
+    init(released: DispatchSemaphore) { self.released = released }
+    deinit { released.signal() }
 }
