@@ -25,7 +25,10 @@ struct ContainerState {
     @usableFromInline var singletons = _SingletonTable()
     /// What most containers never use (the key-value storage, decorations, shared
     /// instances, teardowns, arguments and what scopes learn), made on its first change
-    /// (``SeldomUsedState``).
+    /// (``SeldomUsedState``), and emptied in place, never made, by a reset, a shutdown
+    /// or ``DependencyContainer/removeAll()``. A reference in a value: a copy of this
+    /// state would share it, so a state is never copied, only changed where its lock
+    /// keeps it.
     var seldom: SeldomUsedState?
     /// Constructions of cached instances running here, on any thread or task: where a
     /// resolution finds the construction to wait for. While one runs, every resolution in

@@ -135,9 +135,10 @@ extension ContainerState {
         released.append(sharedInstances)
         released.append(teardowns)
         released.append(arguments)
-        (sharedInstances, arguments) = ([:], [:])
         drops &+= 1
-        defer { teardowns = [:] }
-        return teardowns.values.sorted { $0.order > $1.order }.map(\.teardown)
+        guard let seldom else { return [] }
+        (seldom.sharedInstances, seldom.arguments) = ([:], [:])
+        defer { seldom.teardowns = [:] }
+        return seldom.teardowns.values.sorted { $0.order > $1.order }.map(\.teardown)
     }
 }

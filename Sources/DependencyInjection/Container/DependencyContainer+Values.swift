@@ -62,8 +62,9 @@ extension DependencyContainer {
     /// leaves `mocks` mocked.
     public func removeAll() {
         state.withLock(releasingAfter: { state, released in
-            released.append(state.values)
-            state.values = [:]
+            guard let seldom = state.seldom else { return }
+            released.append(seldom.values)
+            seldom.values = [:]
         })
     }
 }

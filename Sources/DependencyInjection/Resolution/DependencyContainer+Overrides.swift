@@ -84,8 +84,11 @@ extension DependencyContainer {
             released.append(state.teardowns)
             released.append(state.arguments)
             defer {
-                (state.overrides, state.decorations, state.sharedInstances, state.arguments) = (.init(), [:], [:], [:])
-                (state.dependents, state.windowOnlyUses, state.teardowns) = ([:], [:], [:])
+                (state.overrides, state.dependents) = (.init(), [:])
+                if let seldom = state.seldom {
+                    (seldom.decorations, seldom.sharedInstances, seldom.arguments) = ([:], [:], [:])
+                    (seldom.windowOnlyUses, seldom.teardowns) = ([:], [:])
+                }
                 // After the scopes' keys are read below: they include every singleton.
                 state.singletons.removeAll(into: &released)
                 state.building.dropAll()
