@@ -180,7 +180,7 @@ extension DependencyContainer {
             // construction ends, not only while this task waits: a waiter that is cancelled
             // stops waiting, and the construction runs on.
             servingScope?.beginHandover()
-            Task {
+            let construction = AsyncConstruction { [self] in
                 let outcome: Result<AnyBox, any Error>
                 var teardown: PendingTeardown?
                 do {
@@ -191,9 +191,11 @@ extension DependencyContainer {
                 }
                 // Before the waiters wake: one that returns must find the cache back.
                 servingScope?.endHandover()
-                self.complete(
+                let ended = self.complete(
                     resolution, outcome, scope: provider.scope, overriddenHere: resolution.overriddenHere, teardown: teardown)
+                return (ended, outcome)
             }
+            Task { await construction.run() }
             object = try await room.value(as: resolution.owner, innermost: resolution.enclosing)
         }
         resolution.traced?.finish(outcome: resolution.outcome)
@@ -276,20 +278,23 @@ extension DependencyContainer {
     ///
     /// A construction from an override this container installed (`overriddenHere`) needs no
     /// check: removing or replacing that override drops the construction.
+    ///
+    /// - Returns: The room where others wait for the construction, if any did, for the
+    ///   caller to open with the outcome (``InFlight/finish(_:)``), after letting go of
+    ///   what else it holds.
     fileprivate func complete(
         _ construction: Resolution, _ outcome: Result<AnyBox, any Error>, scope: DependencyScope, overriddenHere: Bool,
         teardown: PendingTeardown?
-    ) {
+    ) -> InFlight? {
         let box = try? outcome.get()
         let installed =
             appContainerOfScope == nil || box == nil || overriddenHere ? nil : overridesToCheck(construction.key, scope)
         let weakly = scope == .shared
-        let room = state.withLock(releasingAfter: { state, released in
+        return state.withLock(releasingAfter: { state, released in
             state.complete(
                 construction, keeping: weakly ? box?.object : box, weakly: weakly, teardown: teardown,
                 checkingOwnAgainst: installed, released: &released)
         })
-        room?.finish(outcome)
     }
 
     /// A resolved value from a box, or a live shared instance stored as itself.
@@ -428,7 +433,9 @@ final class Resolution: Frame, @unchecked Sendable {
     @usableFromInline
     func finish(in container: DependencyContainer, keeping box: AnyBox?, teardown: PendingTeardown?) {
         if let box, isListed {
-            container.complete(self, .success(box), scope: scope, overriddenHere: overriddenHere, teardown: teardown)
+            let outcome: Result<AnyBox, any Error> = .success(box)
+            container.complete(self, outcome, scope: scope, overriddenHere: overriddenHere, teardown: teardown)?
+                .finish(outcome)
         } else if let box {
             keepGraphInstance(box, in: container)
         }
@@ -445,5 +452,38 @@ final class Resolution: Frame, @unchecked Sendable {
             site: site, servesScope: servesScope, trace: trace, owner: owner, parent: enclosing)
         if let room { WaitGraph.start(room, builtBy: frame) }
         return frame
+    }
+}
+
+/// The work of an asynchronous construction's task, which that task takes out as it
+/// starts: it then holds none of what the construction needed (its container, the scope
+/// it builds for, the registration's closure) once the construction is done, and opens
+/// the room where its waiters wait only after letting go of all of it.
+///
+/// A task's closure is released some time after the task ends, on its thread, and a
+/// waiter that woke meanwhile found its container, or its scope, still alive, though
+/// nothing else held it.
+///
+/// ```swift
+/// let construction = AsyncConstruction { (room, outcome) }
+/// Task { await construction.run() }
+/// ```
+final class AsyncConstruction: @unchecked Sendable {
+    // @unchecked: `work` is set once, before the task starts, and taken by that task alone.
+    private var work: (@Sendable () async -> (InFlight?, Result<AnyBox, any Error>))?
+
+    init(_ work: @escaping @Sendable () async -> (InFlight?, Result<AnyBox, any Error>)) { self.work = work }
+
+    /// Builds, then opens the room, if any, once the work and what it captured are gone.
+    func run() async {
+        let (room, outcome) = await runWork()
+        room?.finish(outcome)
+    }
+
+    /// Runs the work and lets go of it before returning.
+    private func runWork() async -> (InFlight?, Result<AnyBox, any Error>) {
+        guard let work else { preconditionFailure("an async construction runs once") }
+        self.work = nil
+        return await work()
     }
 }

@@ -27,13 +27,15 @@ private final class WorkToRun: @unchecked Sendable {
 
     /// Runs the work and releases it before returning.
     func run() {
-        let taken = work.take()
+        let taken = work
+        work = nil
         taken?()
     }
 
     /// Runs the async work and releases it before returning.
     func run() async {
-        let taken = asyncWork.take()
+        let taken = asyncWork
+        asyncWork = nil
         await taken?()
     }
 }
