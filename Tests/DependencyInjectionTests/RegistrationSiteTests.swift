@@ -28,7 +28,7 @@ extension DependencyContainer {
         #expect(site.scope == scope)
         #expect(site.isMainActor == isMainActor)
         #expect(same(site.name, name))
-        #expect(same(site.fileID, #fileID))
+        #expect(same(site.fileName.string, #fileID))
         #expect(site.position == UInt64(UInt32.max) << 32 | 12_345)
         #expect(site.type == ObjectIdentifier(String.self))
     }

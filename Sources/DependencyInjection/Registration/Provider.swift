@@ -46,7 +46,7 @@ public struct Provider<Value> {
     /// The registration's identity, for the container's tables.
     @inlinable
     var key: RegistrationKey {
-        RegistrationKey(file: site.fileID, position: site.position, type: site.type, argument: argument)
+        RegistrationKey(fileName: site.fileName, position: site.position, type: site.type, argument: argument)
     }
 
     @inlinable

@@ -114,7 +114,7 @@ extension Provider {
     init<Argument>(member family: ProviderFamily<Argument, Value>, _ argument: Argument) {
         let make = family.make
         let site = RegistrationSite(
-            scope: family.scope, name: family.name, fileID: family.key.file, position: family.key.position,
+            scope: family.scope, name: family.name, fileName: family.key.fileName, position: family.key.position,
             type: family.key.type, isMainActor: family.isMainActor)
         self.init(family.container, site, RegistrationKey.Argument(argument), nil, { make(argument) })
     }

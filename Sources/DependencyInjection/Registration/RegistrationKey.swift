@@ -3,27 +3,44 @@
 ///
 /// Registrations are computed properties, so there is no registry to look names up in.
 /// The call site of `factory`/`singleton`/`shared` is what stays the same each time the
-/// property is evaluated, and it is cheap to compare: the file's static string, the line
+/// property is evaluated, and it is cheap to compare: the address of the file's name, the line
 /// and the column. The provided type is part of the key so that a generic registration
 /// evaluated for two types yields two keys, which is what makes the unchecked downcast of
 /// cached boxes safe. A helper that creates providers for several properties forwards its
 /// caller's `fileID`, `line` and `column`, or all of them would share one key.
 @usableFromInline
 struct RegistrationKey: Hashable, @unchecked Sendable {
-    // @unchecked: `file` is an immutable static string, `argument` holds only `Sendable`
-    // values (enforced by the registration helpers).
-    @usableFromInline let file: StaticString
+    // @unchecked: `fileName` is an immutable static string's, `argument` holds only
+    // `Sendable` values (enforced by the registration helpers).
+
+    /// The file, in one word (see ``FileName`` for why): a key is four scalars, and
+    /// copying one is a retain of its argument, inline. With the file's static string in
+    /// it, a key was six, and the compiler copied and destroyed it out of line.
+    @usableFromInline let fileName: FileName
     @usableFromInline let position: UInt64
     @usableFromInline let type: ObjectIdentifier
     @usableFromInline let argument: Argument?
 
     @inlinable
     init(file: StaticString, line: UInt, column: UInt, type: Any.Type, argument: Argument?) {
-        self.file = file
-        self.position = Self.position(line: line, column: column)
-        self.type = ObjectIdentifier(type)
-        self.argument = argument
+        self.init(
+            fileName: FileName(file), position: Self.position(line: line, column: column), type: ObjectIdentifier(type),
+            argument: argument)
     }
+
+    @usableFromInline
+    init(file: StaticString, position: UInt64, type: ObjectIdentifier, argument: Argument? = nil) {
+        self.init(fileName: FileName(file), position: position, type: type, argument: argument)
+    }
+
+    @inlinable
+    init(fileName: FileName, position: UInt64, type: ObjectIdentifier, argument: Argument?) {
+        (self.fileName, self.position, self.type, self.argument) = (fileName, position, type, argument)
+    }
+
+    /// The `#fileID` of the registration's call site, for messages: its length is counted
+    /// anew each time.
+    var file: StaticString { fileName.string }
 
     var line: UInt { UInt(truncatingIfNeeded: position >> 32) }
 
@@ -38,18 +55,13 @@ struct RegistrationKey: Hashable, @unchecked Sendable {
 
     /// The registration this key belongs to, whatever its argument.
     var registration: RegistrationKey {
-        argument == nil ? self : RegistrationKey(file: file, position: position, type: type)
+        argument == nil ? self : RegistrationKey(fileName: fileName, position: position, type: type, argument: nil)
     }
 
     /// This registration with `argument`: the key of one argument of a provider family.
     @inlinable
     func with(_ argument: Argument) -> RegistrationKey {
-        RegistrationKey(file: file, position: position, type: type, argument: argument)
-    }
-
-    @usableFromInline
-    init(file: StaticString, position: UInt64, type: ObjectIdentifier, argument: Argument? = nil) {
-        (self.file, self.position, self.type, self.argument) = (file, position, type, argument)
+        RegistrationKey(fileName: fileName, position: position, type: type, argument: argument)
     }
 
     /// The argument of a parameterized registration, boxed in a class so that copying a
@@ -81,8 +93,8 @@ struct RegistrationKey: Hashable, @unchecked Sendable {
     @inlinable
     static func == (lhs: RegistrationKey, rhs: RegistrationKey) -> Bool {
         guard lhs.position == rhs.position, lhs.type == rhs.type else { return false }
-        if lhs.argument === rhs.argument && lhs.file.utf8Start == rhs.file.utf8Start { return true }
-        return sameRegistration(lhs.argument, lhs.file, rhs.argument, rhs.file)
+        if lhs.argument === rhs.argument && lhs.fileName.word == rhs.fileName.word { return true }
+        return sameRegistration(lhs.argument, lhs.fileName, rhs.argument, rhs.fileName)
     }
 
     /// The rest of ``==(_:_:)``, for keys whose positions and types match: equal arguments,
@@ -92,12 +104,12 @@ struct RegistrationKey: Hashable, @unchecked Sendable {
     /// when this rare path did not run.
     @usableFromInline @inline(never)
     static func sameRegistration(
-        _ argument: Argument?, _ file: StaticString, _ otherArgument: Argument?, _ otherFile: StaticString
+        _ argument: Argument?, _ file: FileName, _ otherArgument: Argument?, _ otherFile: FileName
     ) -> Bool {
         if argument !== otherArgument {
             guard let argument, let otherArgument, argument == otherArgument else { return false }
         }
-        return file.utf8Start == otherFile.utf8Start || file.description == otherFile.description
+        return file.word == otherFile.word || file.string.description == otherFile.string.description
     }
 
     @usableFromInline

@@ -6,8 +6,8 @@
 /// Why a vector: every resolution creates a ``Provider`` and destroys it. A struct of more
 /// than seven scalars is, in the compiler's code generation, kept in memory and destroyed
 /// out of line through its type's value witness, with a metadata lookup, however few of
-/// its fields hold references. Written out, these fields are eleven scalars (a
-/// `StaticString` is three); packed, they are one, so a provider is six, and its
+/// its fields hold references. Written out, these fields are nine scalars (a
+/// `StaticString` is three, a ``FileName`` one); packed, they are one, so a provider is six, and its
 /// destruction is a release of each reference, inline. A cached singleton cost 267
 /// instructions with the fields written out and 161 packed.
 ///
@@ -16,13 +16,13 @@
 ///     scope: .singleton, name: "client", fileID: #fileID, line: #line, column: #column,
 ///     type: ObjectIdentifier(Int.self), isMainActor: false)
 /// site.scope   // .singleton
-/// site.fileID  // "DependencyInjection/RegistrationSite.swift"
+/// site.fileName.string  // "DependencyInjection/RegistrationSite.swift"
 /// ```
 @usableFromInline
 struct RegistrationSite {
-    /// The lanes, in order: the file name's address and length, the flags of both names
-    /// with the scope, the main-actor flag and where a teardown runs, the position (line and column), the type,
-    /// the name's address and length, and one unused lane.
+    /// The lanes, in order: the file name (``FileName``), one unused lane, the name's flags
+    /// with the scope, the main-actor flag and where a teardown runs, the position (line
+    /// and column), the type, the name's address and length, and one more unused lane.
     @usableFromInline let lanes: SIMD8<UInt64>
 
     @inlinable
@@ -40,21 +40,30 @@ struct RegistrationSite {
         scope: DependencyScope, name: StaticString, fileID: StaticString, position: UInt64,
         type: ObjectIdentifier, isMainActor: Bool
     ) {
-        let file = StaticStringWords(fileID)
+        self.init(
+            scope: scope, name: name, fileName: FileName(fileID), position: position, type: type,
+            isMainActor: isMainActor)
+    }
+
+    @inlinable
+    init(
+        scope: DependencyScope, name: StaticString, fileName: FileName, position: UInt64,
+        type: ObjectIdentifier, isMainActor: Bool
+    ) {
         let name = StaticStringWords(name)
-        let flags = UInt64(file.flags) | UInt64(name.flags) << 8 | UInt64(scope.code) << 16
-            | (isMainActor ? 1 << 24 : 0)
+        let flags = UInt64(name.flags) << 8 | UInt64(scope.code) << 16 | (isMainActor ? 1 << 24 : 0)
         // A tuple cast, not `SIMD8(_:_:…)`: the initializer sets the lanes one by one, and
         // the getters that create providers grew past what the optimizer inlines.
         lanes = unsafeBitCast(
-            (file.address, file.length, flags, position, UInt64(UInt(bitPattern: type)), name.address, name.length,
+            (fileName.word, UInt64(0), flags, position, UInt64(UInt(bitPattern: type)), name.address, name.length,
              UInt64(0)),
             to: SIMD8<UInt64>.self)
     }
 
-    /// The `#fileID` of the call that declared the registration.
+    /// The `#fileID` of the call that declared the registration, as ``RegistrationKey``
+    /// keeps it.
     @inlinable
-    var fileID: StaticString { StaticStringWords(address: lanes[0], length: lanes[1], flags: lanes[2]).string }
+    var fileName: FileName { FileName(word: lanes[0]) }
 
     /// The line in the high 32 bits and the column in the low 32 bits, as in ``RegistrationKey``.
     @inlinable

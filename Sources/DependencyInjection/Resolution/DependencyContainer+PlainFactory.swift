@@ -65,7 +65,7 @@ extension DependencyContainer {
             enclosing = innermost
         } else if let bound = Frame.innermostBound {
             Frame.checkOwnChain(
-                from: bound, building: key, in: id, site: Site(name: .registration(name), fileID: key.file, line: key.line),
+                from: bound, building: key, in: id, site: Site(name: .registration(name), file: key.fileName, line: key.line),
                 owner: owner, innermost: bound)
             enclosing = Unmanaged.passUnretained(bound).toOpaque()
         } else {

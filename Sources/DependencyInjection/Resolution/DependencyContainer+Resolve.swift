@@ -379,7 +379,7 @@ final class Resolution: Frame, @unchecked Sendable {
         self.override = override
         super.init(
             container: ObjectIdentifier(container), building: container, keepsResult: scope.isKeptByContainer, key: key,
-            site: Site(name: .registration(name), fileID: key.file, line: key.line), servesScope: servesScope,
+            site: Site(name: .registration(name), file: key.fileName, line: key.line), servesScope: servesScope,
             trace: nil, owner: owner, parent: enclosing)
     }
 

@@ -44,8 +44,21 @@ struct Site: Sendable, CustomStringConvertible {
     }
 
     let name: Name
-    let fileID: StaticString
+    /// The file, as the key keeps it: a first build names its site without counting the
+    /// file name's length, which only a message needs.
+    let file: FileName
     let line: UInt
+
+    init(name: Name, file: FileName, line: UInt) {
+        (self.name, self.file, self.line) = (name, file, line)
+    }
+
+    init(name: Name, fileID: StaticString, line: UInt) {
+        self.init(name: name, file: FileName(fileID), line: line)
+    }
+
+    /// The `#fileID` of the declaration.
+    var fileID: StaticString { file.string }
 
     var nameText: String {
         switch name {
@@ -388,7 +401,7 @@ class Frame: @unchecked Sendable {
     ) -> Never {
         CycleReport.stop(
             thread.object(for: word).sites(to: thread.object(for: innermost)),
-            closing: Site(name: .registration(name), fileID: key.file, line: key.line))
+            closing: Site(name: .registration(name), file: key.fileName, line: key.line))
     }
 
     /// Stops with the chain when a frame of `owner`'s chain that this thread's frames
@@ -401,7 +414,7 @@ class Frame: @unchecked Sendable {
     ) {
         checkOwnChain(
             from: thread.base, building: key, in: container,
-            site: Site(name: .registration(name), fileID: key.file, line: key.line), owner: owner,
+            site: Site(name: .registration(name), file: key.fileName, line: key.line), owner: owner,
             innermost: thread.object(for: innermost))
     }
 

@@ -31,7 +31,7 @@ struct PlainFrame {
     var sameBucketBelow: ThreadFrames.Word?
     let owner: Owner
     unowned(unsafe) let building: DependencyContainer
-    let file: StaticString
+    let fileName: FileName
     let position: UInt64
     let type: ObjectIdentifier
     /// The argument of a family's member, unretained: its provider holds it.
@@ -48,16 +48,16 @@ struct PlainFrame {
         name: StaticString, bucket: Int
     ) {
         (self.parent, self.sameBucketBelow, self.owner, self.building) = (parent, nil, owner, building)
-        (self.file, self.position, self.type, self.argument) = (key.file, key.position, key.type, key.argument)
+        (self.fileName, self.position, self.type, self.argument) = (key.fileName, key.position, key.type, key.argument)
         (self.name, self.bucket, self.object) = (name, bucket, nil)
     }
 
     /// What cycles are keyed by, as in ``Frame/container``.
     var container: ObjectIdentifier { ObjectIdentifier(building) }
 
-    var key: RegistrationKey { RegistrationKey(file: file, position: position, type: type, argument: argument) }
+    var key: RegistrationKey { RegistrationKey(fileName: fileName, position: position, type: type, argument: argument) }
 
-    var site: Site { Site(name: .registration(name), fileID: file, line: UInt(truncatingIfNeeded: position >> 32)) }
+    var site: Site { Site(name: .registration(name), file: fileName, line: UInt(truncatingIfNeeded: position >> 32)) }
 
     /// Whether this frame builds `key` in `container`: the words first, the key's full
     /// comparison only when they match.
