@@ -6,11 +6,15 @@
 ///
 /// Most changes take out a few things (the override an override replaces, the instance
 /// it drops, the record of what that instance used), and most take out nothing. Objects go
-/// into four slots and other values into two, all in the bag itself, on the caller's
-/// stack; only a change that takes out more allocates an array. An object is kept as
-/// `AnyObject`, not boxed as `Any`: a boxed value is copied and destroyed through value
-/// witnesses, and a bag of two `Any` slots, whose third thing grew an array, cost an
-/// override some 800 instructions.
+/// into four slots in the bag itself, on the caller's stack; values (a collection, a
+/// record) and a fifth object go into an object of the bag's, made for the first of them
+/// (one allocation for up to two, which the rare changes that take out values pay).
+/// So the bag is five references, which are released inline when it goes, a few
+/// instructions each when empty: with two values beside the objects, it was destroyed
+/// through its type's value witness, some 80 instructions for every change under a lock,
+/// however little it took out. An object is kept as `AnyObject`, not boxed as `Any`: a
+/// boxed value is copied and destroyed through value witnesses, and a bag of two `Any`
+/// slots, whose third thing grew an array, cost an override some 800 instructions.
 ///
 /// ```swift
 /// container.state.withLock(releasingAfter: { state, released in
@@ -23,9 +27,28 @@ struct Released {
     private var object2: AnyObject?
     private var object3: AnyObject?
     private var object4: AnyObject?
-    private var value1: Any?
-    private var value2: Any?
-    private var more: [Any] = []
+    /// The values, and the objects past the fourth, once there is one.
+    private var more: More?
+
+    /// What does not fit in the bag's own slots: two things in the object itself, an
+    /// array only from the third.
+    private final class More {
+        var first: Any?
+        var second: Any?
+        var rest: [Any] = []
+
+        var count: Int { (first == nil ? 0 : 1) + (second == nil ? 0 : 1) + rest.count }
+
+        func append(_ thing: Any) {
+            if first == nil {
+                first = thing
+            } else if second == nil {
+                second = thing
+            } else {
+                rest.append(thing)
+            }
+        }
+    }
 
     @usableFromInline
     init() {}
@@ -41,19 +64,18 @@ struct Released {
         } else if object4 == nil {
             object4 = object
         } else {
-            more.append(object)
+            appendMore(object)
         }
     }
 
     /// Takes `value` (a collection, a record), to release after unlocking.
     mutating func append(_ value: Any) {
-        if value1 == nil {
-            value1 = value
-        } else if value2 == nil {
-            value2 = value
-        } else {
-            more.append(value)
-        }
+        appendMore(value)
+    }
+
+    private mutating func appendMore(_ thing: Any) {
+        if more == nil { more = More() }
+        more!.append(thing)
     }
 
     /// Takes `object`, if there is one.
@@ -74,6 +96,6 @@ struct Released {
     var count: Int {
         let objects = (object1 == nil ? 0 : 1) + (object2 == nil ? 0 : 1) + (object3 == nil ? 0 : 1)
             + (object4 == nil ? 0 : 1)
-        return objects + (value1 == nil ? 0 : 1) + (value2 == nil ? 0 : 1) + more.count
+        return objects + (more?.count ?? 0)
     }
 }
