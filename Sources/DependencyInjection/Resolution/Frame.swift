@@ -118,7 +118,15 @@ class Frame: @unchecked Sendable {
 
     /// The innermost construction bound as a task-local value: an asynchronous one, or a
     /// synchronous one that tasks it starts must see. Read through ``current``.
-    @TaskLocal private static var bound: Frame?
+    @TaskLocal private static var bound = Bound(frame: nil)
+
+    /// A frame as a task-local value: a struct of its own, not `Frame?`, so that the
+    /// runtime copies and destroys it through this type's own value witnesses, a retain and
+    /// a release. `Optional`'s are generic and look at the payload's metadata: about 65
+    /// instructions on each binding's end alone.
+    private struct Bound: Sendable {
+        let frame: Frame?
+    }
 
     /// How many frames are bound as task-local values right now, in the whole process. While
     /// none is, every frame a task inherited has ended, and ``current`` skips the task-local
@@ -242,7 +250,7 @@ class Frame: @unchecked Sendable {
                 BoundCount.decrement()
                 end()
             }
-            return try Frame.$bound.withValue(self, operation: body)
+            return try Frame.$bound.withValue(Bound(frame: self), operation: body)
         }
         let previous = enter()
         defer { leave(restoring: previous) }
@@ -253,7 +261,7 @@ class Frame: @unchecked Sendable {
         guard keepsResult || trace != nil else { return try body() }
         BoundCount.increment()
         defer { BoundCount.decrement() }
-        return try Frame.$bound.withValue(self, operation: body)
+        return try Frame.$bound.withValue(Bound(frame: self), operation: body)
     }
 
     /// Runs `body` with this frame bound as the innermost construction, and ends the frame
@@ -266,7 +274,7 @@ class Frame: @unchecked Sendable {
             BoundCount.decrement()
             end()
         }
-        return try await Frame.$bound.withValue(self, operation: body)
+        return try await Frame.$bound.withValue(Bound(frame: self), operation: body)
     }
 
     /// Makes this frame the thread's innermost synchronous construction, for code that
@@ -302,13 +310,13 @@ class Frame: @unchecked Sendable {
     /// ```
     static func outsideInheritedConstructions(_ body: () -> Void) {
         guard innermostBound != nil else { return body() }
-        $bound.withValue(nil, operation: body)
+        $bound.withValue(Bound(frame: nil), operation: body)
     }
 
     /// The task's innermost bound construction, if any.
     @inline(__always)
     static var innermostBound: Frame? {
-        BoundCount.isZero ? nil : bound
+        BoundCount.isZero ? nil : bound.frame
     }
 
     /// Whether any construction may be running here: a frame in this thread's slot, or a
