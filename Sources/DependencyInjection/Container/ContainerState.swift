@@ -316,7 +316,7 @@ struct ContainerState {
         // this saved an override about 950 instructions.
         if !dependents.isEmpty, let users = dependents.removeValue(forKey: key.registration) {
             pending.append(contentsOf: users)
-            released.append(users)
+            users.keepReferences(in: &released)
             if hasWindowOnlyUses { released.keep(windowOnlyUses.removeValue(forKey: key.registration)) }
         }
         if key.argument == nil {
@@ -342,7 +342,7 @@ struct ContainerState {
         _ dropped: Set<RegistrationKey>, in record: inout [RegistrationKey: DependentKeys], released: inout Released
     ) {
         for (used, users) in record where !users.isDisjoint(with: dropped) {
-            released.append(users)
+            users.keepReferences(in: &released)
             let remaining = users.subtracting(dropped)
             record[used] = remaining.isEmpty ? nil : remaining
         }

@@ -26,6 +26,16 @@ struct DependentKeys: Sequence {
 
     var isEmpty: Bool { only == nil && several.isEmpty }
 
+    /// Hands what this record holds references to, to release after unlocking: the one
+    /// key's argument and the set's storage, each only if there is one. A record dropped
+    /// with one key and no argument, the usual one, hands nothing; given whole, it was
+    /// boxed as `Any` (a key does not fit an existential's buffer), an allocation on every
+    /// override that dropped an instance.
+    func keepReferences(in released: inout Released) {
+        released.keep(only?.argument)
+        if !several.isEmpty { released.append(several) }
+    }
+
     var count: Int { only == nil ? several.count : 1 }
 
     func contains(_ key: RegistrationKey) -> Bool {
