@@ -73,18 +73,12 @@ extension DependencyContainer {
     /// for issues of other containers, and restores it.
     @Test func overridingTwoPropertiesThatShareOneRegistrationReportsAnIssue() {
         let container = DependencyContainer()
-        let issues = Collected<DependencyIssue>()
-        let previous = DependencyIssue.reporter
-        DependencyIssue.reporter = { issue in
-            if issue.container === container { issues.append(issue) } else { previous(issue) }
+        let issues = reportedIssues(in: container) {
+            container.override(\.draftStore) { ResponseStore() }
+            container.override(\.outboxStore) { ResponseStore() }
         }
-        defer { DependencyIssue.reporter = previous }
-
-        container.override(\.draftStore) { ResponseStore() }
-        container.override(\.outboxStore) { ResponseStore() }
-
-        let merged = issues.values.filter { $0.message.contains("share one registration") }
-        #expect(!merged.isEmpty, "\(issues.values.map(\.message))")
+        let merged = issues.filter { $0.message.contains("share one registration") }
+        #expect(!merged.isEmpty, "\(issues.map(\.message))")
     }
     #endif
 }

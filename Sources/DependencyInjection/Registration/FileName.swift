@@ -9,12 +9,12 @@
 /// UTF-8 (so its documentation of `utf8Start` says), so its address alone gives back the
 /// rest: the length up to the terminator, and whether it is ASCII from its bytes. A name
 /// with a NUL in it, which no `#fileID` has (only a literal a helper passes by hand),
-/// comes back up to that NUL; its registration is still told apart by the address. The
-/// other representation, a single Unicode scalar, keeps the scalar, with the top bit
-/// set, which no address of a literal's bytes has.
+/// comes back up to that NUL. The other representation, a single Unicode scalar, keeps
+/// the scalar, with the top bit set, which no address of a literal's bytes has.
 ///
-/// Two names are the same file when their words are equal; a literal emitted twice (by
-/// inlined code) has two addresses, and ``RegistrationKey`` compares the text then.
+/// Two names are the same file when their words are equal, or when their bytes up to the
+/// terminator are (``isSameFile(as:)``): a literal emitted twice (by inlined code) has two
+/// addresses. So two hand-passed names that differ only after a NUL are one file.
 ///
 /// ```swift
 /// let file = FileName(#fileID)
@@ -25,8 +25,10 @@ struct FileName: Sendable {
     /// The address of the name's bytes, or its scalar with ``scalarTag`` set.
     @usableFromInline let word: UInt64
 
-    /// Marks a name kept as a single scalar rather than an address.
-    @usableFromInline static var scalarTag: UInt64 { 1 << 63 }
+    /// Marks a name kept as a single scalar rather than an address. No address of a
+    /// literal's bytes has the top bit set: user-space addresses on the platforms this
+    /// package supports are below it, and a literal's bytes are never a tagged pointer.
+    @inlinable static var scalarTag: UInt64 { 1 << 63 }
 
     @inlinable
     init(_ string: StaticString) {
@@ -43,6 +45,25 @@ struct FileName: Sendable {
     @inlinable
     init(address: UInt64, flags: UInt64) {
         word = flags & 1 == 0 ? address : address | Self.scalarTag
+    }
+
+    /// Whether `other` names the same file: the same word, or the same bytes up to the
+    /// terminator, compared as bytes (two names that are canonically equivalent but
+    /// spelled with different bytes are two files, as a file system keeps them).
+    func isSameFile(as other: FileName) -> Bool {
+        if word == other.word { return true }
+        guard word & Self.scalarTag == 0, other.word & Self.scalarTag == 0 else {
+            // A scalar is the same file as another representation of its text.
+            return Array(string.description.utf8) == Array(other.string.description.utf8)
+        }
+        let lhs = UnsafePointer<UInt8>(bitPattern: UInt(truncatingIfNeeded: word))!
+        let rhs = UnsafePointer<UInt8>(bitPattern: UInt(truncatingIfNeeded: other.word))!
+        var index = 0
+        while lhs[index] == rhs[index] {
+            if lhs[index] == 0 { return true }
+            index += 1
+        }
+        return false
     }
 
     /// The name as the static string it was made from; for a pointer, its length is

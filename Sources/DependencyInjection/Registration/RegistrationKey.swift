@@ -109,7 +109,7 @@ struct RegistrationKey: Hashable, @unchecked Sendable {
         if argument !== otherArgument {
             guard let argument, let otherArgument, argument == otherArgument else { return false }
         }
-        return file.word == otherFile.word || file.string.description == otherFile.string.description
+        return file.isSameFile(as: otherFile)
     }
 
     @usableFromInline
@@ -156,7 +156,8 @@ struct RegistrationKey: Hashable, @unchecked Sendable {
     /// changes would be filed under a new slot each time. Checked once per construction.
     func checkArgument(of name: StaticString) {
         guard let argument else { return }
-        let site = "\(name) (\(file):\(line))"
+        // Named only to stop: building the name counts the file's length.
+        var site: String { "\(name) (\(file):\(line))" }
         if argument.value != argument.value {
             fatalError("The argument \(argument.value) of \(site) is not equal to itself, so it cannot "
                 + "identify an instance: pass a value whose == is reflexive (not Double.nan)", file: file, line: line)
