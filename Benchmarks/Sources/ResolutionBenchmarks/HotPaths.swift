@@ -19,7 +19,9 @@ import Swinject
 // function they call or the constants they use: LLVM merges such loops into one body
 // named after one of them, and callgrind then collects nothing in the other (so loops
 // that would compile alike take their arguments in different orders, and
-// `instructions.sh` stops on an empty count or a merged loop).
+// `instructions.sh` stops on an empty count or a merged loop). Nor may a loop's name repeat
+// a word (`hotPathFloorKeyPathLoop`): the mangled symbol writes the second as a
+// back-reference, so it contains no such name, and callgrind collects nothing.
 
 enum HotPath: String, CaseIterable {
     /// `container.client()` on a local container, for a singleton that is already built.
@@ -133,6 +135,14 @@ enum HotPath: String, CaseIterable {
     case testWorld = "test-world"
     /// Swinject: `Container(parent:)`, the stub registered, resolved, the child dropped.
     case testWorldSwinject = "test-world-swinject"
+
+    /// A lower bound (GuaranteeFloors.swift): one reference bound as a task-local value
+    /// around an empty body, outside any task.
+    case floorBind = "floor-bind"
+    /// A lower bound: one small object created and dropped.
+    case floorObject = "floor-object"
+    /// A lower bound: `container[keyPath: \.client]`, the projection of a registration.
+    case floorProjection = "floor-projection"
 }
 
 // MARK: - The hot paths on a local container, and the baseline
@@ -590,6 +600,8 @@ func runHotPath(_ path: HotPath, count: Int) {
         }
     case .requestScope, .requestChild, .requestWithDependencies, .requestDirect:
         runRequestHotPath(path, count: count)
+    case .floorBind, .floorObject, .floorProjection:
+        runFloorHotPath(path, count: count)
     }
 }
 
