@@ -310,6 +310,7 @@ print_floors() {
     bound "6. override, then resolve (on main)" override-main 1460 1 override-direct bind
     bound "7. first resolution, per singleton of 200" first200 2370 200 first200-direct bind
     bound "8. test world: parent: .mocks, override" test-world 2430 1 override-direct object bind
+    echo "  A bound can show a target out of reach, never that it can be reached (Benchmarks/README.md)."
 }
 
 print_requests() {

@@ -5,13 +5,14 @@ import DependencyInjection
 // counted as the Swift runtime's own primitives, with no engine around them.
 //
 // Each bound adds to the by-hand floor only work that a promise cannot do without,
-// whatever the engine:
+// whatever the engine (the binding is counted where it costs the most, outside any task
+// and under no other binding, where the runtime allocates its storage, as for code on an
+// app's main thread):
 //
 // - A task that a singleton's construction starts must see the construction (what it
 //   creates then holds the container weakly): in Swift, a task inherits nothing from the
 //   code that starts it but its task-local values, so every such construction binds one
-//   (`floor-bind`: one reference bound around a call, outside any task, as app code on
-//   the main thread runs).
+//   (`floor-bind`: one reference bound around an empty body).
 // - A test's world is a container that is created and dropped: one object
 //   (`floor-object`).
 // - `@Dependency(\.x)` names its registration by a key path, projected on the container at
@@ -19,10 +20,10 @@ import DependencyInjection
 //   whose getter only refers to the container); its lazily resolved value needs
 //   a storage object of its own, since two threads may read it first (`floor-object`).
 //
-// `instructions.sh` prints the bounds beside the targets. A bound under a target says the
-// target is not out of reach for the promises; only an engine's own objects and
-// bookkeeping stand between it and the bound. Like every loop of HotPaths.swift, these
-// contain no closure and are never inlined.
+// `instructions.sh` prints the bounds beside the targets. A lower bound can show a target
+// out of reach, never that it can be reached: a bound well under its target says only
+// that the promises do not put the target out of reach. Like every loop of HotPaths.swift,
+// these contain no closure and are never inlined.
 
 /// The stand-in for a construction's frame: the object a binding refers to.
 final class FloorFrame: Sendable {

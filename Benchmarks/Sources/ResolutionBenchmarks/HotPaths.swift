@@ -141,7 +141,7 @@ enum HotPath: String, CaseIterable {
     case floorBind = "floor-bind"
     /// A lower bound: one small object created and dropped.
     case floorObject = "floor-object"
-    /// A lower bound: `container[keyPath: \.client]`, the projection of a registration.
+    /// A lower bound: `container[keyPath: \.floorRegistration]`, a key path's projection.
     case floorProjection = "floor-projection"
 }
 
