@@ -11,6 +11,13 @@ final class FKSpawnProbe: @unchecked Sendable {
     let task = Handoff<Task<Void, Never>>()
 }
 
+/// A value a container stores, which opens `latch` when the container releases it.
+final class FKReleaseSignal: Sendable {
+    let latch: AsyncLatch
+    init(_ latch: AsyncLatch) { self.latch = latch }
+    deinit { latch.open() }
+}
+
 extension DependencyContainer {
     /// A synchronous singleton whose construction starts a task that resolves it, and ends
     /// only once that task is asking for it.
@@ -59,19 +66,28 @@ extension DependencyContainer {
 
     /// Once its task has ended, nothing of the construction keeps the container or the
     /// instance: the bound frame was released with the binding.
+    ///
+    /// The thread that resolves, and the task the construction starts, capture the
+    /// container in closures that are released some time after they signal that they
+    /// finished: the test waits for the container's own release (a value it stores goes
+    /// with it, after its singletons), under the hang guard, rather than read a weak
+    /// reference at once. A container that something keeps is never released, and fails it.
     @Test func theContainerAndTheInstanceAreFreedOnceTheSpawnedTaskEnds() async {
         weak var weakContainer: DependencyContainer?
         weak var weakInstance: FKThing?
+        let containerReleased = AsyncLatch()
         do {
             let container = DependencyContainer()
             let probe = FKSpawnProbe()
             container.setValue(probe, forKey: "fkProbe")
+            container.setValue(FKReleaseSignal(containerReleased), forKey: "fkReleased")
             let built = await withCheckedContinuation { continuation in
                 Thread { continuation.resume(returning: container.fkSpawningSingleton()) }.start()
             }
             await probe.task.value().value
             (weakContainer, weakInstance) = (container, built)
         }
+        #expect(await endsWithoutHanging { await containerReleased.wait() }, "something kept the container")
         #expect(weakContainer == nil, "something kept the container")
         #expect(weakInstance == nil, "something kept the instance")
     }
