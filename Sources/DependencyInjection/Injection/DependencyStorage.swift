@@ -71,6 +71,7 @@ final class DependencyStorage: @unchecked Sendable {
         // property it resolves): holding the container strongly would keep both forever.
         if innermost != nil && Frame.keepsResult(of: container, from: innermost) {
             state = PropertyState(weaklyHolding: container)
+            container.noteWeaklyHeldProperty()
         } else {
             state = container
         }
