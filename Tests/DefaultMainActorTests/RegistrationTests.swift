@@ -70,3 +70,34 @@ import Testing
         #expect(child.imageCache() !== parentCache)
     }
 }
+
+// MARK: - A scope's main-actor instance per argument
+
+protocol Editor: AnyObject {
+    var draftID: Int { get }
+}
+
+final class DraftEditor: Editor {
+    let draftID: Int
+    init(draftID: Int) { self.draftID = draftID }
+}
+
+extension DependencyContainer {
+    subscript(editor draftID: Int) -> Provider<any Editor> {
+        scoped(draftID) { @MainActor in DraftEditor(draftID: draftID) }
+    }
+}
+
+/// `scoped(argument) { @MainActor in … }` keeps one instance of a plain protocol per
+/// argument in each scope, as the form without an argument does.
+@Suite struct ScopedPerArgumentTests {
+    @Test func aScopeKeepsOneInstancePerArgumentAndAnotherScopeItsOwn() {
+        let app = DependencyContainer()
+        let screen = DependencyContainer(scopeOf: app)
+        let first = screen[editor: 1]()
+        #expect(screen[editor: 1]() === first)
+        #expect(screen[editor: 2]() !== first)
+        #expect(screen[editor: 2]().draftID == 2)
+        #expect(DependencyContainer(scopeOf: app)[editor: 1]() !== first, "another scope shared the instance")
+    }
+}

@@ -132,4 +132,37 @@ extension DependencyContainer {
     ) -> Provider<Value> {
         Provider(self, .scoped, nil, name, fileID, line, column, MainActor.shared, { make() })
     }
+
+    /// A per-scope instance for `argument` of a value that lives on the main actor, which
+    /// need not be `Sendable`: a screen's model per item, say.
+    ///
+    /// ```swift
+    /// protocol Editor: AnyObject { var text: String { get set } }
+    /// final class DraftEditor: Editor { var text = "" }
+    ///
+    /// extension DependencyContainer {
+    ///     @MainActor subscript(editor draft: Int) -> Provider<any Editor> {
+    ///         scoped(draft) { @MainActor in DraftEditor() }
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// As with main-actor singletons (see <doc:Apps>), the closure says `@MainActor in`.
+    ///
+    /// - Parameters:
+    ///   - argument: The value that identifies the instance within the scope.
+    ///   - name: The registration's name in messages; the subscript's name by default.
+    ///   - fileID: Part of the registration's identity; leave the default.
+    ///   - line: Part of the registration's identity; leave the default.
+    ///   - column: Part of the registration's identity; leave the default.
+    ///   - make: Builds the scope's instance for `argument` on the main actor.
+    /// - Returns: A provider of the subscript's declared type.
+    @MainActor @inlinable
+    public func scoped<Value, Argument: Hashable & Sendable>(
+        _ argument: Argument,
+        name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column,
+        _ make: @escaping @MainActor () -> Value
+    ) -> Provider<Value> {
+        Provider(self, .scoped, RegistrationKey.Argument(argument), name, fileID, line, column, MainActor.shared, { make() })
+    }
 }
