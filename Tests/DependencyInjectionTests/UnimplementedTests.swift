@@ -12,6 +12,16 @@ extension DependencyContainer {
     subscript(region region: String) -> Provider<any Analytics> { unimplemented() }
 }
 
+/// An app-wide singleton that reads a request value lazily, through a property.
+final class LazyGreeter: @unchecked Sendable {
+    // @unchecked: the only mutable state is the `@Dependency` property, which guards itself.
+    @Dependency(\.requestUser) var user
+}
+
+extension DependencyContainer {
+    var lazyGreeter: Provider<LazyGreeter> { singleton { LazyGreeter() } }
+}
+
 /// Placeholders are resolved only in exit tests (a child process) or after an override:
 /// resolving one here would report an issue in this process, where the testing product
 /// may have installed a reporter that fails the running test.
@@ -26,6 +36,35 @@ extension DependencyContainer {
         #expect(output.contains(
             "analytics is not implemented in this module: supply it with container.override(\\.analytics) { … }"))
         #expect(output.contains("UnimplementedTests.swift"))
+    }
+
+    /// A request installed the value, but an app-wide singleton's property, resolved from
+    /// the app container, never sees a scope's values: the message says why the override
+    /// did not reach it and how to register the singleton instead.
+    @Test func aRequestValueReadByAnAppWideSingletonsPropertySaysWhyTheScopesOverrideMissedIt() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let app = DependencyContainer()
+            let request = DependencyContainer(scopeOf: app)
+            request.override(\.requestUser) { "ada" }
+            let greeter = request.lazyGreeter()
+            _ = greeter.user
+        }
+        let output = standardError(of: result)
+        #expect(output.contains("requestUser is not implemented in this module"), "\(output)")
+        #expect(output.contains("A scope of this container overrides it"), "\(output)")
+        #expect(output.contains("register it with scoped { … }"), "\(output)")
+    }
+
+    /// With no scope overriding it, the message only says how to supply it.
+    @Test func withNoScopeOverridingItTheMessageSaysOnlyHowToSupplyIt() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            let app = DependencyContainer()
+            let request = DependencyContainer(scopeOf: app)
+            _ = request.lazyGreeter().user
+        }
+        let output = standardError(of: result)
+        #expect(output.contains("requestUser is not implemented in this module"), "\(output)")
+        #expect(!output.contains("A scope of"), "\(output)")
     }
 
     @Test func aSubscriptIsNamedAsItsKeyPath() async {

@@ -36,7 +36,9 @@ extension DependencyContainer {
         _ name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column
     ) -> Provider<Value> {
         Provider(self, .singleton, nil, name, fileID, line, column, nil) {
-            fatalError(UnimplementedMessage.stop(name), file: fileID, line: line)
+            fatalError(
+                UnimplementedMessage.stop(name, Value.self, fileID: fileID, line: line, column: column, in: self),
+                file: fileID, line: line)
         }
     }
 
@@ -109,7 +111,9 @@ extension DependencyContainer {
         _ name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column
     ) -> Provider<Value> {
         Provider(self, .singleton, nil, name, fileID, line, column, MainActor.shared) {
-            fatalError(UnimplementedMessage.stop(name), file: fileID, line: line)
+            fatalError(
+                UnimplementedMessage.stop(name, Value.self, fileID: fileID, line: line, column: column, in: self),
+                file: fileID, line: line)
         }
     }
 
@@ -150,6 +154,20 @@ extension DependencyContainer {
 }
 
 /// The sentences that name an unimplemented dependency and say how to supply it.
+extension DependencyContainer {
+    /// Whether a scope below this container overrides `key`, for a message only: it takes
+    /// the lock of every container below, one at a time.
+    fileprivate func hasScopeOverriding(_ key: RegistrationKey) -> Bool {
+        var pending = state.withLock { $0.liveChildren }
+        while let child = pending.popLast() {
+            let (overrides, children) = child.state.withLock { ($0.overrides[key] != nil, $0.liveChildren) }
+            if child.isScope && overrides { return true }
+            pending += children
+        }
+        return false
+    }
+}
+
 enum UnimplementedMessage {
     /// Reports that the placeholder `name` was used, pointing at its registration.
     static func reportPlaceholder(
@@ -162,8 +180,21 @@ enum UnimplementedMessage {
         ).report()
     }
 
-    static func stop(_ name: StaticString) -> String {
-        "\(name) is not implemented in this module: supply it with \(howToSupply(name))" + appWideHint
+    /// The message of a placeholder resolved with no override: how to supply it, and why
+    /// an override a scope installed did not reach it, when that is so.
+    static func stop(
+        _ name: StaticString, _ type: Any.Type, fileID: StaticString, line: UInt, column: UInt,
+        in container: DependencyContainer
+    ) -> String {
+        let message = "\(name) is not implemented in this module: supply it with \(howToSupply(name))"
+        let hint = appWideHint
+        if !hint.isEmpty { return message + hint }
+        let key = RegistrationKey(file: fileID, line: line, column: column, type: type, argument: nil)
+        guard container.hasScopeOverriding(key) else { return message }
+        return message + ". A scope of \(container.isScope ? "this scope" : "this container") overrides it, but it "
+            + "was resolved here, outside the scope: a `@Dependency` property of an app-wide instance resolves from "
+            + "the app container, never from a scope. If the instance needs a scope's value, register it with "
+            + "scoped { … }, or resolve the value while the scope builds it"
     }
 
     /// When the app container is building an app-wide instance that a scope asked for,
