@@ -36,9 +36,7 @@ extension DependencyContainer {
         _ name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column
     ) -> Provider<Value> {
         Provider(self, .singleton, nil, name, fileID, line, column, nil) {
-            fatalError(
-                UnimplementedMessage.stop(name, Value.self, fileID: fileID, line: line, column: column, in: self),
-                file: fileID, line: line)
+            fatalError(UnimplementedMessage.stop(name), file: fileID, line: line)
         }
     }
 
@@ -111,9 +109,7 @@ extension DependencyContainer {
         _ name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column
     ) -> Provider<Value> {
         Provider(self, .singleton, nil, name, fileID, line, column, MainActor.shared) {
-            fatalError(
-                UnimplementedMessage.stop(name, Value.self, fileID: fileID, line: line, column: column, in: self),
-                file: fileID, line: line)
+            fatalError(UnimplementedMessage.stop(name), file: fileID, line: line)
         }
     }
 
@@ -181,24 +177,23 @@ enum UnimplementedMessage {
     }
 
     /// The message of a placeholder resolved with no override: how to supply it, and why
-    /// an override a scope installed did not reach it, when that is so.
-    static func stop(
-        _ name: StaticString, _ type: Any.Type, fileID: StaticString, line: UInt, column: UInt,
-        in container: DependencyContainer
-    ) -> String {
+    /// an override a scope installed did not reach it, when that is so. Called inside the
+    /// placeholder's construction, whose frame names its key and the container resolving
+    /// it: the placeholder's closure captures nothing more for a message.
+    static func stop(_ name: StaticString) -> String {
         let message = "\(name) is not implemented in this module: supply it with \(howToSupply(name))"
         let hint = appWideHint
         if !hint.isEmpty { return message + hint }
-        let key = RegistrationKey(file: fileID, line: line, column: column, type: type, argument: nil)
-        guard container.hasScopeOverriding(key) else { return message }
+        let (owner, innermost) = Frame.ownerAndInnermost
+        guard let frame = innermost, let container = Frame.building(from: frame, owner: owner),
+            container.hasScopeOverriding(frame.key)
+        else { return message }
         return message + ". A scope of \(container.isScope ? "this scope" : "this container") overrides it, but it "
             + "was resolved here, outside the scope: a `@Dependency` property of an app-wide instance resolves from "
             + "the app container, never from a scope. If the instance needs a scope's value, register it with "
             + "scoped { … }, or resolve the value while the scope builds it"
     }
 
-    /// When the app container is building an app-wide instance that a scope asked for,
-    /// the scope's overrides are out of its reach: says so, and what to register instead.
     static var appWideHint: String {
         guard let appWide = Frame.outermostServingScope(from: Frame.current) else { return "" }
         let user = appWide.site.nameText
