@@ -74,11 +74,6 @@ struct ContainerState {
     var children = ChildList()
     /// How many shared instances there may be before dead ones are swept out.
     var sweepThreshold = 16
-    /// Whether a `@Dependency` property holds this container weakly (one created while it
-    /// built something it keeps): its `deinit` then releases what it kept itself, where
-    /// such a property read for the first time still finds it
-    /// (``DependencyContainer/releaseKeptInstances()``).
-    var hasWeaklyHeldProperties = false
     /// How many times a reset, override or shutdown may have dropped kept instances or
     /// constructions in flight here: a scope that finds no instance of what this container
     /// handed it, and this count changed meanwhile, asks again rather than building an

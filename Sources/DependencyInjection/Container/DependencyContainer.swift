@@ -108,7 +108,6 @@ public final class DependencyContainer: @unchecked Sendable {
 
     deinit {
         parent?.removeChild(inSlot: slotInParent)
-        releaseKeptInstances()
     }
 
     /// Takes a child's slot back, under this container's lock, and releases what it kept

@@ -22,9 +22,10 @@
 /// A container never keeps itself alive through what it caches: when the owning object is
 /// a singleton the container is building, or is created while a property of such an
 /// object is first resolved, the property holds the container weakly. Reading it for the
-/// first time after the container is gone stops with a message; a `deinit` that runs as the
-/// container releases the object, on the thread that releases it, may still read it, and
-/// resolves from the container as before. Reading the property from
+/// first time after the container is gone stops with a message; so does a first read in the
+/// owning object's `deinit` when the container releases it, unless the container is ended
+/// with ``DependencyContainer/shutdown(fileID:filePath:line:column:)``, which releases what
+/// it kept while it lives. Reading the property from
 /// many threads at once is safe: the dependency is resolved once and every reader sees
 /// the same value.
 ///

@@ -71,7 +71,6 @@ final class DependencyStorage: @unchecked Sendable {
         // property it resolves): holding the container strongly would keep both forever.
         if innermost != nil && Frame.keepsResult(of: container, from: innermost) {
             state = PropertyState(weaklyHolding: container)
-            container.noteWeaklyHeldProperty()
         } else {
             state = container
         }
@@ -299,7 +298,9 @@ final class DependencyStorage: @unchecked Sendable {
     private func stopReleased(declaredAt site: Site) -> Never {
         fatalError("\(site): the container this property resolves from was released before the property "
             + "was first read; read it while the container lives (keep a scope alive until its request ends, "
-            + "for example with withExtendedLifetime(scope)), or set `$property.container`",
+            + "for example with withExtendedLifetime(scope)), or set `$property.container`. A deinit of "
+            + "what the container keeps runs after the container is gone: to read properties there, end it "
+            + "with shutdown(), which releases what it kept while it lives",
             file: site.fileID, line: site.line)
     }
 

@@ -21,13 +21,6 @@ final class PropertyState {
     /// reference gives the container a side table, and every later retain and release of
     /// it takes the runtime's slow path.
     private weak var weakContainer: DependencyContainer?
-    /// The address of the container held weakly, to find it while it releases what it
-    /// kept (``ReleasingContainers``), when the weak reference already reads nil.
-    private var weakContainerAddress: UnsafeRawPointer?
-    /// The container held weakly, unowned: it keeps the container's memory from being
-    /// reused while this state lives, so that the address above can only ever name it. It
-    /// is never read.
-    private unowned(safe) var weakContainerMemory: DependencyContainer?
     /// The frame of the resolution in progress, if one is.
     private(set) var resolvingFrame: Frame?
     /// Whether a reset, a set or a container switch happened while ``resolvingFrame`` ran:
@@ -40,21 +33,14 @@ final class PropertyState {
 
     init(weaklyHolding container: DependencyContainer) {
         weakContainer = container
-        weakContainerAddress = UnsafeRawPointer(Unmanaged.passUnretained(container).toOpaque())
-        weakContainerMemory = container
     }
 
     init(strongContainer: DependencyContainer, resolving frame: Frame?) {
         (self.strongContainer, resolvingFrame) = (strongContainer, frame)
     }
 
-    /// The container the property resolves from, or nil if it was held weakly and is gone:
-    /// a container that is releasing what it kept, in its `deinit` on this thread, is not
-    /// gone yet (``ReleasingContainers``).
-    var container: DependencyContainer? {
-        if let container = strongContainer ?? weakContainer { return container }
-        return weakContainerAddress.flatMap(ReleasingContainers.container(at:))
-    }
+    /// The container the property resolves from, or nil if it was held weakly and is gone.
+    var container: DependencyContainer? { strongContainer ?? weakContainer }
 
     /// Records that `frame` resolves the property now.
     func begin(_ frame: Frame) {
@@ -88,10 +74,7 @@ final class PropertyState {
     /// Holds `container` strongly from now on, and returns the container held before,
     /// for the caller to release outside the lock.
     func hold(_ container: DependencyContainer) -> DependencyContainer? {
-        defer {
-            (strongContainer, weakContainer) = (container, nil)
-            (weakContainerAddress, weakContainerMemory) = (nil, nil)
-        }
+        defer { (strongContainer, weakContainer) = (container, nil) }
         return self.container
     }
 }

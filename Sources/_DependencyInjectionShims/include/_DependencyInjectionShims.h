@@ -75,19 +75,4 @@ static inline __attribute__((always_inline)) void _di_store_release(void *_Nulla
     __atomic_store_n(slot, value, __ATOMIC_RELEASE);
 }
 
-/// The innermost container releasing what it kept in its `deinit` on this thread
-/// (`ReleasingContainers`), as the address of a node on that `deinit`'s stack, or NULL.
-/// Defined in `Shims.c`.
-extern _Thread_local void *_Nullable _di_releasing_containers_address;
-
-/// This thread's innermost releasing container's node, or NULL.
-static inline __attribute__((always_inline)) void *_Nullable _di_releasing_containers(void) {
-    return _di_releasing_containers_address;
-}
-
-/// Makes `node` this thread's innermost releasing container's node.
-static inline __attribute__((always_inline)) void _di_set_releasing_containers(void *_Nullable node) {
-    _di_releasing_containers_address = node;
-}
-
 #endif
