@@ -43,7 +43,7 @@ extension DependencyContainer {
     /// A placeholder for a dependency that another module supplies: resolving it before
     /// that module overrides it reports a ``DependencyIssue`` and returns `placeholder`.
     ///
-    /// Use it instead of ``unimplemented(_:fileID:line:column:)-5uloh`` when there is a
+    /// Use it instead of ``unimplemented(_:fileID:line:column:)`` when there is a
     /// harmless stand-in, so that a forgotten override is reported rather than fatal:
     ///
     /// ```swift
@@ -72,76 +72,6 @@ extension DependencyContainer {
         fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column
     ) -> Provider<Value> {
         Provider(self, .singleton, nil, name, fileID, line, column, nil) {
-            UnimplementedMessage.reportPlaceholder(
-                name, fileID: fileID, filePath: filePath, line: line, column: column, in: self)
-            return placeholder()
-        }
-    }
-
-    /// A placeholder, in a main-actor registration, for a dependency of a type that need not
-    /// be `Sendable` (a plain protocol of a main-actor app module) that another module
-    /// supplies: resolving it before that module overrides it stops the program with a
-    /// message that says so, as ``unimplemented(_:fileID:line:column:)-5uloh`` does.
-    ///
-    /// ```swift
-    /// protocol Tracker { func track(_ event: String) }
-    ///
-    /// extension DependencyContainer {
-    ///     @MainActor var tracker: Provider<any Tracker> { unimplemented() }
-    /// }
-    /// ```
-    ///
-    /// In a module whose declarations are main-actor by default, the registration is
-    /// main-actor already, and Swift picks this form for a type that is not `Sendable`. The
-    /// module that has the implementation supplies it with an override that says
-    /// `@MainActor in`; the placeholder is resolved on the main actor, as every main-actor
-    /// registration is.
-    ///
-    /// - Parameters:
-    ///   - name: The dependency's name in the message; the property's name by default.
-    ///   - fileID: Part of the registration's identity and where the message points;
-    ///     leave the default.
-    ///   - line: Part of the registration's identity; leave the default.
-    ///   - column: Part of the registration's identity; leave the default.
-    /// - Returns: A provider of the property's declared type that must be overridden.
-    @MainActor
-    public func unimplemented<Value>(
-        _ name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column
-    ) -> Provider<Value> {
-        Provider(self, .singleton, nil, name, fileID, line, column, MainActor.shared) {
-            fatalError(UnimplementedMessage.stop(name), file: fileID, line: line)
-        }
-    }
-
-    /// A placeholder with a stand-in, in a main-actor registration, for a dependency of a
-    /// type that need not be `Sendable`: resolving it before another module overrides it
-    /// reports a ``DependencyIssue`` and returns `placeholder`, as
-    /// ``unimplemented(_:placeholder:fileID:filePath:line:column:)-(_,()->Value,_,_,_,_)`` does.
-    ///
-    /// ```swift
-    /// protocol Tracker { func track(_ event: String) }
-    /// final class NoTracker: Tracker { func track(_ event: String) {} }
-    ///
-    /// extension DependencyContainer {
-    ///     @MainActor var tracker: Provider<any Tracker> { unimplemented(placeholder: NoTracker()) }
-    /// }
-    /// ```
-    ///
-    /// - Parameters:
-    ///   - name: The dependency's name in the message; the property's name by default.
-    ///   - placeholder: The value to use until the dependency is supplied, made on the
-    ///     main actor.
-    ///   - fileID: Part of the registration's identity; leave the default.
-    ///   - filePath: Where the issue points; leave the default.
-    ///   - line: Part of the registration's identity; leave the default.
-    ///   - column: Part of the registration's identity; leave the default.
-    /// - Returns: A provider of the property's declared type that should be overridden.
-    @MainActor
-    public func unimplemented<Value>(
-        _ name: StaticString = #function, placeholder: @autoclosure @escaping @MainActor () -> Value,
-        fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column
-    ) -> Provider<Value> {
-        Provider(self, .singleton, nil, name, fileID, line, column, MainActor.shared) {
             UnimplementedMessage.reportPlaceholder(
                 name, fileID: fileID, filePath: filePath, line: line, column: column, in: self)
             return placeholder()
@@ -188,10 +118,10 @@ enum UnimplementedMessage {
         guard let frame = innermost, let container = Frame.building(from: frame, owner: owner),
             container.hasScopeOverriding(frame.key)
         else { return message }
-        return message + ". A scope of \(container.isScope ? "this scope" : "this container") overrides it, but it "
-            + "was resolved here, outside the scope: a `@Dependency` property of an app-wide instance resolves from "
-            + "the app container, never from a scope. If the instance needs a scope's value, register it with "
-            + "scoped { … }, or resolve the value while the scope builds it"
+        return message + ". A scope of this container overrides it, but it was resolved here, where a scope's "
+            + "values are not seen: a `@Dependency` property of an app-wide instance, for one, resolves from the app "
+            + "container, never from a scope. If the instance needs a scope's value, register it with scoped { … }, "
+            + "or resolve the value while the scope builds it"
     }
 
     static var appWideHint: String {
