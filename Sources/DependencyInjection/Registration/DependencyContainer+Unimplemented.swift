@@ -72,14 +72,16 @@ extension DependencyContainer {
         fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column
     ) -> Provider<Value> {
         Provider(self, .singleton, nil, name, fileID, line, column, nil) {
-            UnimplementedMessage.reportPlaceholder(
-                name, fileID: fileID, filePath: filePath, line: line, column: column, in: self)
+            DependencyIssue(
+                dependency: name.description,
+                message: UnimplementedMessage.placeholder(name),
+                fileID: fileID, filePath: filePath, line: line, column: column, container: self
+            ).report()
             return placeholder()
         }
     }
 }
 
-/// The sentences that name an unimplemented dependency and say how to supply it.
 extension DependencyContainer {
     /// Whether a scope below this container overrides `key`, for a message only: it takes
     /// the lock of every container below, one at a time.
@@ -94,18 +96,8 @@ extension DependencyContainer {
     }
 }
 
+/// The sentences that name an unimplemented dependency and say how to supply it.
 enum UnimplementedMessage {
-    /// Reports that the placeholder `name` was used, pointing at its registration.
-    static func reportPlaceholder(
-        _ name: StaticString, fileID: StaticString, filePath: StaticString, line: UInt, column: UInt,
-        in container: DependencyContainer
-    ) {
-        DependencyIssue(
-            dependency: name.description, message: placeholder(name),
-            fileID: fileID, filePath: filePath, line: line, column: column, container: container
-        ).report()
-    }
-
     /// The message of a placeholder resolved with no override: how to supply it, and why
     /// an override a scope installed did not reach it, when that is so. Called inside the
     /// placeholder's construction, whose frame names its key and the container resolving
@@ -124,6 +116,8 @@ enum UnimplementedMessage {
             + "or resolve the value while the scope builds it"
     }
 
+    /// When the app container is building an app-wide instance that a scope asked for,
+    /// the scope's overrides are out of its reach: says so, and what to register instead.
     static var appWideHint: String {
         guard let appWide = Frame.outermostServingScope(from: Frame.current) else { return "" }
         let user = appWide.site.nameText
