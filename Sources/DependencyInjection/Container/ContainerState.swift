@@ -54,7 +54,7 @@ struct ContainerState {
     @usableFromInline var isBuilding = false
     /// For each registration, the keys whose cached instances were built while it was
     /// resolved (with any argument).
-    var dependents: [RegistrationKey: DependentKeys] = .init()
+    var dependents = UsesRecord()
     /// How many teardowns have been kept: the place of the next one.
     var teardownsKept = 0
     /// How many times ``learnedOwn`` was forgotten: in a scope, how many times its
@@ -333,20 +333,10 @@ struct ContainerState {
     /// from an override that uses nothing, and must not inherit their record.
     mutating func forgetUses(by dropped: Set<RegistrationKey>, released: inout Released) {
         guard !dependents.isEmpty, !dropped.isEmpty else { return }
-        Self.forget(dropped, in: &dependents, released: &released)
-        if hasWindowOnlyUses { Self.forget(dropped, in: &windowOnlyUses, released: &released) }
+        dependents.forget(dropped, released: &released)
+        if hasWindowOnlyUses { windowOnlyUses.forget(dropped, released: &released) }
     }
 
-    /// Takes `dropped` out of every list of users in `record`.
-    private static func forget(
-        _ dropped: Set<RegistrationKey>, in record: inout [RegistrationKey: DependentKeys], released: inout Released
-    ) {
-        for (used, users) in record where !users.isDisjoint(with: dropped) {
-            users.keepReferences(in: &released)
-            let remaining = users.subtracting(dropped)
-            record[used] = remaining.isEmpty ? nil : remaining
-        }
-    }
 
     /// Records that `key` is used by every construction in flight here (by time window:
     /// see ``claim(_:scope:)``); by those the resolving code does not run inside, as a use
@@ -358,25 +348,14 @@ struct ContainerState {
         let used = key.registration
         var code = ResolvingCode()
         for construction in building where construction.key != key {
-            // A construction usually uses a few things: room for them at once, instead of
-            // a table grown one entry at a time (through the initializer: `reserveCapacity`
-            // is not specialized here, and cost twice as much).
-            if dependents.isEmpty { dependents = .init(minimumCapacity: 4) }
             if code.runsInside(construction) {
-                dependents[used, default: DependentKeys()].insert(construction.key)
-                if hasWindowOnlyUses { forgetWindowOnlyUse(of: used, by: construction.key) }
+                dependents.insert(construction.key, using: used)
+                if hasWindowOnlyUses { windowOnlyUses.remove(construction.key, using: used) }
             } else if dependents[used]?.contains(construction.key) != true {
-                dependents[used, default: DependentKeys()].insert(construction.key)
-                windowOnlyUses[used, default: DependentKeys()].insert(construction.key)
+                dependents.insert(construction.key, using: used)
+                windowOnlyUses.insert(construction.key, using: used)
             }
         }
-    }
-
-    /// Files the use of `used` by `user` as the construction's own: it resolved it itself.
-    private mutating func forgetWindowOnlyUse(of used: RegistrationKey, by user: RegistrationKey) {
-        guard var users = windowOnlyUses[used], users.contains(user) else { return }
-        users.remove(user)
-        windowOnlyUses[used] = users.isEmpty ? nil : users
     }
 
     /// The users of `used` that resolved it themselves, or through tasks they started.
@@ -496,7 +475,7 @@ struct ContainerState {
         var keys = Set(singletons.cachedKeys)
         keys.formUnion(sharedInstances.keys)
         keys.formUnion(building.keys)
-        for users in dependents.values { keys.formUnion(users) }
+        for users in dependents.allUsers { keys.formUnion(users) }
         return Array(keys)
     }
 

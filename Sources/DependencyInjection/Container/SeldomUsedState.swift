@@ -29,7 +29,7 @@ final class SeldomUsedState {
     /// override of the registration drops them as it drops the others, but a scope does
     /// not build or keep a copy of its own for them (``ContainerState/built(_:fromAnyOf:)``). Empty
     /// unless constructions overlap resolutions on other threads.
-    @exclusivity(unchecked) var windowOnlyUses: [RegistrationKey: DependentKeys] = .init()
+    @exclusivity(unchecked) var windowOnlyUses = UsesRecord()
     /// For each parameterized registration, the keys (one per argument) of the instances
     /// kept here, singletons and shared ones: what a change of a whole provider family drops.
     @exclusivity(unchecked) var arguments: [RegistrationKey: Set<RegistrationKey>] = .init()
@@ -72,7 +72,7 @@ extension ContainerState {
     }
 
     /// ``SeldomUsedState/windowOnlyUses``: empty until the first change.
-    var windowOnlyUses: [RegistrationKey: DependentKeys] {
+    var windowOnlyUses: UsesRecord {
         get { seldom?.windowOnlyUses ?? .init() }
         _modify { yield &madeSeldom.windowOnlyUses }
     }

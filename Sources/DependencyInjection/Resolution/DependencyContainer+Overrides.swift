@@ -79,15 +79,15 @@ extension DependencyContainer {
             released.append(state.overrides)
             released.append(state.decorations)
             released.append(state.sharedInstances)
-            released.append(state.dependents)
-            released.append(state.windowOnlyUses)
+            state.dependents.keepReferences(in: &released)
+            state.windowOnlyUses.keepReferences(in: &released)
             released.append(state.teardowns)
             released.append(state.arguments)
             defer {
-                (state.overrides, state.dependents) = (.init(), [:])
+                (state.overrides, state.dependents) = (.init(), .init())
                 if let seldom = state.seldom {
                     (seldom.decorations, seldom.sharedInstances, seldom.arguments) = ([:], [:], [:])
-                    (seldom.windowOnlyUses, seldom.teardowns) = ([:], [:])
+                    (seldom.windowOnlyUses, seldom.teardowns) = (.init(), [:])
                 }
                 // After the scopes' keys are read below: they include every singleton.
                 state.singletons.removeAll(into: &released)
