@@ -7,6 +7,9 @@ struct NoAnalytics: Analytics { let name = "placeholder" }
 struct LiveAnalytics: Analytics { let name = "live" }
 
 extension DependencyContainer {
+    /// Where the stop points: the line of `analytics`, below; `analyticsOrPlaceholder` is on
+    /// the next.
+    static let analyticsRegistrationLine: UInt = #line + 1
     var analytics: Provider<any Analytics> { unimplemented() }
     var analyticsOrPlaceholder: Provider<any Analytics> { unimplemented(placeholder: NoAnalytics()) }
     subscript(region region: String) -> Provider<any Analytics> { unimplemented() }
@@ -35,7 +38,9 @@ extension DependencyContainer {
         let output = standardError(of: result)
         #expect(output.contains(
             "analytics is not implemented in this module: supply it with container.override(\\.analytics) { … }"))
-        #expect(output.contains("UnimplementedTests.swift"))
+        #expect(
+            output.contains("UnimplementedTests.swift:\(DependencyContainer.analyticsRegistrationLine):"),
+            "the stop points at the registration: \(output)")
     }
 
     /// A request installed the value, but an app-wide singleton's property, resolved from
@@ -126,7 +131,7 @@ extension DependencyContainer {
             precondition(issues.allSatisfy { $0.dependency == "analyticsOrPlaceholder" })
             precondition(issues[0].fileID.description == "DependencyInjectionTests/UnimplementedTests.swift")
             precondition(issues[0].filePath.description.hasSuffix("UnimplementedTests.swift"))
-            precondition(issues[0].line == 11 && issues[0].column > 1)
+            precondition(issues[0].line == DependencyContainer.analyticsRegistrationLine + 1 && issues[0].column > 1)
             precondition(issues[0].description == issues[0].message)
         }
         let output = standardError(of: result)

@@ -32,12 +32,15 @@ extension DependencyContainer {
     ///   - line: Part of the registration's identity; leave the default.
     ///   - column: Part of the registration's identity; leave the default.
     /// - Returns: A provider of the property's declared type that must be overridden.
+    @inlinable  // specialized where it is declared, and its closure captures nothing: see below
     public func unimplemented<Value: Sendable>(
         _ name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column
     ) -> Provider<Value> {
-        Provider(self, .singleton, nil, name, fileID, line, column, nil) {
-            fatalError(UnimplementedMessage.stop(name), file: fileID, line: line)
-        }
+        // The closure finds the name, file and line in the frame of the construction it runs
+        // in, which its provider's site names, rather than capture them: a request whose
+        // handler resolves the request's user makes this provider on every request, and a
+        // capturing closure cost it an allocation.
+        Provider(self, .singleton, nil, name, fileID, line, column, nil) { UnimplementedMessage.stopInConstruction() }
     }
 
     /// A placeholder for a dependency that another module supplies: resolving it before
@@ -97,7 +100,20 @@ extension DependencyContainer {
 }
 
 /// The sentences that name an unimplemented dependency and say how to supply it.
+@usableFromInline
 enum UnimplementedMessage {
+    /// Stops the program for a placeholder resolved with no override, with ``stop(_:)``'s
+    /// message, pointing at the registration. Called by the placeholder's closure, inside
+    /// its construction, whose frame names the registration: the closure captures nothing.
+    @usableFromInline
+    static func stopInConstruction() -> Never {
+        guard let frame = Frame.current, case .registration(let name) = frame.site.name else {
+            fatalError("A placeholder made with unimplemented() was resolved with no override: supply it with "
+                + "container.override(\\.name) { … }, where name is the placeholder's property")
+        }
+        fatalError(stop(name), file: frame.site.fileID, line: frame.site.line)
+    }
+
     /// The message of a placeholder resolved with no override: how to supply it, and why
     /// an override a scope installed did not reach it, when that is so. Called inside the
     /// placeholder's construction, whose frame names its key and the container resolving
