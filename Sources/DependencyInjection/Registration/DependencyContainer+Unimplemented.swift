@@ -25,6 +25,10 @@ extension DependencyContainer {
     /// ``singleton(name:fileID:line:column:isolation:_:)->Provider<Value>``, it is built once per
     /// container.
     ///
+    /// The value must be `Sendable`, since any thread may resolve it. For one that lives on
+    /// the main actor, such as a plain protocol in an app module with main-actor default
+    /// isolation, declare ``unimplemented(_:on:fileID:line:column:)`` instead.
+    ///
     /// - Parameters:
     ///   - name: The dependency's name in the message; the property's name by default.
     ///   - fileID: Part of the registration's identity and where the message points;
@@ -75,17 +79,123 @@ extension DependencyContainer {
         fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column
     ) -> Provider<Value> {
         Provider(self, .singleton, nil, name, fileID, line, column, nil) {
-            DependencyIssue(
-                dependency: name.description,
-                message: UnimplementedMessage.placeholder(name),
-                fileID: fileID, filePath: filePath, line: line, column: column, container: self
-            ).report()
+            self.reportPlaceholder(name, fileID: fileID, filePath: filePath, line: line, column: column)
             return placeholder()
         }
     }
 }
 
 extension DependencyContainer {
+    /// A placeholder for a dependency that lives on the main actor and that another module
+    /// supplies: resolving it before that module overrides it stops the program with a
+    /// message that says so.
+    ///
+    /// In main-actor code (an app module with main-actor default isolation) a dependency
+    /// may be a plain protocol, which is not `Sendable`, and
+    /// ``unimplemented(_:fileID:line:column:)`` asks for a `Sendable` value
+    /// (`type 'any Tracker' does not conform to the 'Sendable' protocol`). Say where the
+    /// value lives with `on: MainActor.self`, and supply it with a main-actor override:
+    ///
+    /// ```swift
+    /// protocol Tracker { func track(_ event: String) }
+    /// final class ConsoleTracker: Tracker { func track(_ event: String) { print(event) } }
+    ///
+    /// extension DependencyContainer {
+    ///     @MainActor var tracker: Provider<any Tracker> { unimplemented(on: MainActor.self) }
+    /// }
+    ///
+    /// @MainActor func startApp() {
+    ///     DependencyContainer.default.override(\.tracker) { @MainActor in ConsoleTracker() }
+    /// }
+    /// ```
+    ///
+    /// It is a main-actor registration: like a
+    /// ``singleton(name:fileID:line:column:_:)->Provider<Value>`` whose closure is marked
+    /// `@MainActor`, it is resolved on the main actor only, and the override is built once
+    /// per container. Resolving it with no override stops with
+    /// `tracker is not implemented in this module: supply it with
+    /// container.override(\.tracker) { … }`, pointing at the registration.
+    ///
+    /// The form without `on:` cannot serve here: with no closure to say which one is meant,
+    /// Swift would choose between the two before it looks at isolation.
+    ///
+    /// - Parameters:
+    ///   - name: The dependency's name in the message; the property's name by default.
+    ///   - actor: `MainActor.self`: the value lives on the main actor.
+    ///   - fileID: Part of the registration's identity and where the message points;
+    ///     leave the default.
+    ///   - line: Part of the registration's identity; leave the default.
+    ///   - column: Part of the registration's identity; leave the default.
+    /// - Returns: A provider of the property's declared type that must be overridden.
+    @MainActor @inlinable
+    public func unimplemented<Value>(
+        _ name: StaticString = #function, on actor: MainActor.Type, fileID: StaticString = #fileID,
+        line: UInt = #line, column: UInt = #column
+    ) -> Provider<Value> {
+        Provider(self, .singleton, nil, name, fileID, line, column, MainActor.shared, {
+            UnimplementedMessage.stopInConstruction()
+        })
+    }
+
+    /// A placeholder for a dependency that lives on the main actor and that another module
+    /// supplies: resolving it before that module overrides it reports a
+    /// ``DependencyIssue`` and returns `placeholder`, built on the main actor.
+    ///
+    /// The main-actor counterpart of
+    /// ``unimplemented(_:placeholder:fileID:filePath:line:column:)``, for a value that is not
+    /// `Sendable`, such as a plain protocol in an app module with main-actor default
+    /// isolation:
+    ///
+    /// ```swift
+    /// protocol Haptics { func tap() }
+    /// final class NoHaptics: Haptics { func tap() {} }
+    ///
+    /// extension DependencyContainer {
+    ///     @MainActor var haptics: Provider<any Haptics> {
+    ///         unimplemented(on: MainActor.self, placeholder: NoHaptics())
+    ///     }
+    /// }
+    /// ```
+    ///
+    /// It is resolved on the main actor only, reports once per container, and is
+    /// supplied with a main-actor override, as
+    /// ``unimplemented(_:on:fileID:line:column:)`` is.
+    ///
+    /// - Parameters:
+    ///   - name: The dependency's name in the message; the property's name by default.
+    ///   - actor: `MainActor.self`: the value lives on the main actor.
+    ///   - placeholder: The value to use until the dependency is supplied, built on the
+    ///     main actor.
+    ///   - fileID: Part of the registration's identity; leave the default.
+    ///   - filePath: Where the issue points; leave the default.
+    ///   - line: Part of the registration's identity; leave the default.
+    ///   - column: Part of the registration's identity; leave the default.
+    /// - Returns: A provider of the property's declared type that should be overridden.
+    @MainActor
+    public func unimplemented<Value>(
+        _ name: StaticString = #function, on actor: MainActor.Type,
+        placeholder: @autoclosure @escaping @MainActor () -> Value,
+        fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column
+    ) -> Provider<Value> {
+        Provider(self, .singleton, nil, name, fileID, line, column, MainActor.shared, {
+            self.reportPlaceholder(name, fileID: fileID, filePath: filePath, line: line, column: column)
+            return placeholder()
+        })
+    }
+}
+
+extension DependencyContainer {
+    /// Reports that the placeholder of `name`, declared at the given place, stands in for
+    /// a dependency no module supplied.
+    fileprivate func reportPlaceholder(
+        _ name: StaticString, fileID: StaticString, filePath: StaticString, line: UInt, column: UInt
+    ) {
+        DependencyIssue(
+            dependency: name.description, message: UnimplementedMessage.placeholder(name),
+            fileID: fileID, filePath: filePath, line: line, column: column, container: self
+        ).report()
+    }
+
     /// Whether a scope below this container overrides `key`, for a message only: it takes
     /// the lock of every container below, one at a time.
     fileprivate func hasScopeOverriding(_ key: RegistrationKey) -> Bool {

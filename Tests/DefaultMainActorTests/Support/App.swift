@@ -98,3 +98,37 @@ extension DependencyContainer {
 
     func load() { items = store.load() }
 }
+
+// MARK: - Supplied by the app target, declared by this feature
+
+protocol Tracker {
+    func track(_ event: String)
+}
+
+protocol Haptics {
+    var style: String { get }
+}
+
+final class NoHaptics: Haptics {
+    let style = "none"
+}
+
+extension DependencyContainer {
+    /// Where the placeholders are declared, for the tests that read the line a stop or an
+    /// issue points at: `tracker` is on the next line, `haptics` on the one after.
+    static let placeholdersLine: UInt = #line + 1
+    var tracker: Provider<any Tracker> { unimplemented(on: MainActor.self) }
+    var haptics: Provider<any Haptics> { unimplemented(on: MainActor.self, placeholder: NoHaptics()) }
+}
+
+/// A screen's model that reports what the user does, through the tracker the app supplies.
+@available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+@Observable final class CheckoutViewModel {
+    @ObservationIgnored @Dependency(\.tracker) var tracker
+    var paid = false
+
+    func pay() {
+        paid = true
+        tracker.track("paid")
+    }
+}

@@ -13,3 +13,12 @@ final class StubFeedStore: FeedStore {
 func isSameInstance<Existential>(_ first: Existential, _ second: Existential) -> Bool {
     (first as AnyObject) === (second as AnyObject)
 }
+
+final class RecordingTracker: Tracker {
+    private(set) var events: [String] = []
+    func track(_ event: String) { events.append(event) }
+}
+
+final class GentleHaptics: Haptics {
+    let style = "gentle"
+}
