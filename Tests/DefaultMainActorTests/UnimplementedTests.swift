@@ -60,6 +60,23 @@ import Testing
         #expect(container.haptics().style == "none")
     }
 
+    /// A placeholder declared in main-actor code with the plain form is a main-actor
+    /// registration too, as `singleton` is: its placeholder, made by main-actor code, is
+    /// never made off the main actor, where a key path carried there resolves it.
+    @Test func aPlainPlaceholderDeclaredHereIsResolvedOnTheMainActorOnly() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            struct CarriedKeyPath: @unchecked Sendable {
+                // @unchecked: a key path to a main-actor property, carried off it on purpose.
+                let path: KeyPath<DependencyContainer, Provider<String>>
+            }
+            let carried = await MainActor.run { CarriedKeyPath(path: \DependencyContainer.greeting) }
+            await Task.detached { _ = DependencyContainer()[keyPath: carried.path]() }.value
+        }
+        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(output.contains("greeting is a registration of MainActor and was resolved off it"), "\(output)")
+        #expect(!output.contains("placeholder was used"), "the placeholder was made off the main actor: \(output)")
+    }
+
     @Test func anOverrideReplacesThePlaceholderWithoutAnIssue() {
         // Any recorded issue would fail this test.
         let container = DependencyContainer()

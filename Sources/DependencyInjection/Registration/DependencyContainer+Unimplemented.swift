@@ -35,22 +35,27 @@ extension DependencyContainer {
     ///     leave the default.
     ///   - line: Part of the registration's identity; leave the default.
     ///   - column: Part of the registration's identity; leave the default.
+    ///   - isolation: The registration's actor; a main-actor registration is checked to
+    ///     resolve on the main actor. Leave the default, or forward it from a helper.
     /// - Returns: A provider of the property's declared type that must be overridden.
     @inlinable  // specialized where it is declared, and its closure captures nothing: see below
     public func unimplemented<Value: Sendable>(
-        _ name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column
+        _ name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column,
+        isolation: (any Actor)? = #isolation
     ) -> Provider<Value> {
         // The closure finds the name, file and line in the frame of the construction it runs
         // in, which its provider's site names, rather than capture them: a request whose
         // handler resolves the request's user makes this provider on every request, and a
         // capturing closure cost it an allocation.
-        Provider(self, .singleton, nil, name, fileID, line, column, nil) { UnimplementedMessage.stopInConstruction() }
+        Provider(self, .singleton, nil, name, fileID, line, column, isolation) {
+            UnimplementedMessage.stopInConstruction()
+        }
     }
 
     /// A placeholder for a dependency that another module supplies: resolving it before
     /// that module overrides it reports a ``DependencyIssue`` and returns `placeholder`.
     ///
-    /// Use it instead of ``unimplemented(_:fileID:line:column:)`` when there is a
+    /// Use it instead of ``unimplemented(_:fileID:line:column:isolation:)`` when there is a
     /// harmless stand-in, so that a forgotten override is reported rather than fatal:
     ///
     /// ```swift
@@ -73,12 +78,16 @@ extension DependencyContainer {
     ///   - filePath: Where the issue points; leave the default.
     ///   - line: Part of the registration's identity; leave the default.
     ///   - column: Part of the registration's identity; leave the default.
+    ///   - isolation: The registration's actor; a main-actor registration is checked to
+    ///     resolve on the main actor, so that a placeholder made in main-actor code is made
+    ///     there. Leave the default, or forward it from a helper.
     /// - Returns: A provider of the property's declared type that should be overridden.
     public func unimplemented<Value: Sendable>(
         _ name: StaticString = #function, placeholder: @autoclosure @escaping () -> Value,
-        fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column
+        fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column,
+        isolation: (any Actor)? = #isolation
     ) -> Provider<Value> {
-        Provider(self, .singleton, nil, name, fileID, line, column, nil) {
+        Provider(self, .singleton, nil, name, fileID, line, column, isolation) {
             self.reportPlaceholder(name, fileID: fileID, filePath: filePath, line: line, column: column)
             return placeholder()
         }
@@ -92,7 +101,7 @@ extension DependencyContainer {
     ///
     /// In main-actor code (an app module with main-actor default isolation) a dependency
     /// may be a plain protocol, which is not `Sendable`, and
-    /// ``unimplemented(_:fileID:line:column:)`` asks for a `Sendable` value
+    /// ``unimplemented(_:fileID:line:column:isolation:)`` asks for a `Sendable` value
     /// (`type 'any Tracker' does not conform to the 'Sendable' protocol`). Say where the
     /// value lives with `on: MainActor.self`, and supply it with a main-actor override:
     ///
@@ -142,7 +151,7 @@ extension DependencyContainer {
     /// ``DependencyIssue`` and returns `placeholder`, built on the main actor.
     ///
     /// The main-actor counterpart of
-    /// ``unimplemented(_:placeholder:fileID:filePath:line:column:)``, for a value that is not
+    /// ``unimplemented(_:placeholder:fileID:filePath:line:column:isolation:)``, for a value that is not
     /// `Sendable`, such as a plain protocol in an app module with main-actor default
     /// isolation:
     ///

@@ -119,6 +119,18 @@ extension DependencyContainer {
     static let placeholdersLine: UInt = #line + 1
     var tracker: Provider<any Tracker> { unimplemented(on: MainActor.self) }
     var haptics: Provider<any Haptics> { unimplemented(on: MainActor.self, placeholder: NoHaptics()) }
+    /// A `Sendable` value, so the plain form serves; its placeholder is made by main-actor
+    /// code, which must run on the main actor only.
+    var greeting: Provider<String> { unimplemented(placeholder: Greeting.standard()) }
+}
+
+/// Main-actor code that makes a value (a struct here is isolated to the main actor).
+struct Greeting {
+    static var made = 0
+    static func standard() -> String {
+        made += 1
+        return "hello"
+    }
 }
 
 /// A screen's model that reports what the user does, through the tracker the app supplies.
