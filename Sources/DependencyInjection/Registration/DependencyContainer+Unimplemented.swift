@@ -25,9 +25,12 @@ extension DependencyContainer {
     /// ``singleton(name:fileID:line:column:isolation:_:)->Provider<Value>``, it is built once per
     /// container.
     ///
-    /// The value must be `Sendable`, since any thread may resolve it. For one that lives on
-    /// the main actor, such as a plain protocol in an app module with main-actor default
-    /// isolation, declare ``unimplemented(_:on:fileID:line:column:)`` instead.
+    /// The value must be `Sendable`: declared in nonisolated code, the placeholder may be
+    /// resolved on any thread (declared in main-actor code, it is a main-actor
+    /// registration, resolved on the main actor only, as a `singleton` declared there is).
+    /// For a value that lives on the main actor and is not `Sendable`, such as a plain
+    /// protocol in an app module with main-actor default isolation, declare
+    /// ``unimplemented(_:on:fileID:line:column:)`` instead.
     ///
     /// - Parameters:
     ///   - name: The dependency's name in the message; the property's name by default.
