@@ -17,11 +17,6 @@ final class TrackedService {
     init(tracker: any Tracker) { self.tracker = tracker }
 }
 
-/// Carries a key path (or anything) to another thread, as a misuse would.
-nonisolated struct Smuggled<T>: @unchecked Sendable {
-    let value: T
-}
-
 extension DependencyContainer {
     static let attackLine: UInt = #line + 1
     var renamedTracker: Provider<any Tracker> { unimplemented("tracker", on: MainActor.self) }
@@ -31,10 +26,6 @@ extension DependencyContainer {
     var trackedService: Provider<TrackedService> {
         singleton { @MainActor in TrackedService(tracker: self.tracker()) }
     }
-}
-
-private func stderr(_ result: ExitTest.Result?) -> String {
-    String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
 }
 
 @Suite(.dependencies) struct MainActorPlaceholderAttackTests {
@@ -47,7 +38,7 @@ private func stderr(_ result: ExitTest.Result?) -> String {
                 DependencyContainer.withMain(DependencyContainer()) { CheckoutViewModel().pay() }
             }
         }
-        let output = stderr(result)
+        let output = standardError(of: result)
         #expect(
             output.contains(
                 "tracker is not implemented in this module: supply it with container.override(\\.tracker) { … }"),
@@ -78,7 +69,7 @@ private func stderr(_ result: ExitTest.Result?) -> String {
                 _ = child.tracker()
             }
         }
-        #expect(stderr(result).contains("tracker is not implemented in this module"), "\(stderr(result))")
+        #expect(standardError(of: result).contains("tracker is not implemented in this module"), "\(standardError(of: result))")
     }
 
     @Test func aScopesOverrideIsSeenInTheScope() {
@@ -99,7 +90,7 @@ private func stderr(_ result: ExitTest.Result?) -> String {
                 withExtendedLifetime(scope) {}
             }
         }
-        let output = stderr(result)
+        let output = standardError(of: result)
         #expect(output.contains("tracker is not implemented in this module"), "\(output)")
         #expect(output.contains("A scope of this container overrides it"), "\(output)")
     }
@@ -114,7 +105,7 @@ private func stderr(_ result: ExitTest.Result?) -> String {
                 _ = scope.trackedService()
             }
         }
-        let output = stderr(result)
+        let output = standardError(of: result)
         #expect(output.contains("tracker is not implemented in this module"), "\(output)")
         #expect(output.contains("It was asked for while building trackedService, which is app-wide"), "\(output)")
         #expect(output.contains("App.swift:\(DependencyContainer.placeholdersLine):"), "\(output)")
@@ -124,7 +115,7 @@ private func stderr(_ result: ExitTest.Result?) -> String {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             await MainActor.run { _ = DependencyContainer().trackedService() }
         }
-        let output = stderr(result)
+        let output = standardError(of: result)
         #expect(
             output.contains(
                 "tracker is not implemented in this module: supply it with container.override(\\.tracker) { … }"),
@@ -144,7 +135,7 @@ private func stderr(_ result: ExitTest.Result?) -> String {
                 _ = container.tracker()
             }
         }
-        #expect(stderr(result).contains("tracker is not implemented in this module"), "\(stderr(result))")
+        #expect(standardError(of: result).contains("tracker is not implemented in this module"), "\(standardError(of: result))")
     }
 
     @Test func resetAfterAnOverrideOfThePlaceholderFormReportsAgain() {
@@ -163,10 +154,10 @@ private func stderr(_ result: ExitTest.Result?) -> String {
 
     @Test func theStopFormResolvedOffTheMainActorThroughAKeyPathStops() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            let keyPath = await MainActor.run { Smuggled(value: \DependencyContainer.tracker) }
+            let keyPath = await MainActor.run { Carried(value: \DependencyContainer.tracker) }
             await Task.detached { _ = DependencyContainer.main[keyPath: keyPath.value]() }.value
         }
-        let output = stderr(result)
+        let output = standardError(of: result)
         #expect(output.contains("tracker is a registration of MainActor and was resolved off it"), "\(output)")
     }
 
@@ -174,11 +165,11 @@ private func stderr(_ result: ExitTest.Result?) -> String {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let keyPath = await MainActor.run {
                 DependencyContainer.main.override(\.tracker) { @MainActor in RecordingTracker() }
-                return Smuggled(value: \DependencyContainer.tracker)
+                return Carried(value: \DependencyContainer.tracker)
             }
             await Task.detached { _ = DependencyContainer.main[keyPath: keyPath.value]() }.value
         }
-        let output = stderr(result)
+        let output = standardError(of: result)
         #expect(output.contains("tracker is a registration of MainActor and was resolved off it"), "\(output)")
     }
 
@@ -186,10 +177,10 @@ private func stderr(_ result: ExitTest.Result?) -> String {
     /// main actor, and no report is made there.
     @Test func thePlaceholderFormResolvedOffTheMainActorStopsBeforeBuildingIt() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            let keyPath = await MainActor.run { Smuggled(value: \DependencyContainer.countingHaptics) }
+            let keyPath = await MainActor.run { Carried(value: \DependencyContainer.countingHaptics) }
             await Task.detached { _ = DependencyContainer.main[keyPath: keyPath.value]() }.value
         }
-        let output = stderr(result)
+        let output = standardError(of: result)
         #expect(output.contains("countingHaptics is a registration of MainActor and was resolved off it"), "\(output)")
         #expect(!output.contains("placeholder was used"), "\(output)")
     }
@@ -225,7 +216,7 @@ private func stderr(_ result: ExitTest.Result?) -> String {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             await MainActor.run { _ = DependencyContainer().renamedTracker() }
         }
-        let output = stderr(result)
+        let output = standardError(of: result)
         #expect(output.contains("container.override(\\.tracker) { … }"), "\(output)")
         #expect(output.contains(":\(DependencyContainer.attackLine):"), "\(output)")
     }
@@ -234,7 +225,7 @@ private func stderr(_ result: ExitTest.Result?) -> String {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             await MainActor.run { _ = DependencyContainer()[attackTracker: 1]() }
         }
-        let output = stderr(result)
+        let output = standardError(of: result)
         #expect(
             output.contains(
                 "subscript(attackTracker:) is not implemented in this module: supply it with "
@@ -246,7 +237,7 @@ private func stderr(_ result: ExitTest.Result?) -> String {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             await MainActor.run { _ = DependencyContainer()[attackPair: 1, 2]() }
         }
-        let output = stderr(result)
+        let output = standardError(of: result)
         #expect(output.contains("container.override(\\.[attackPair: …, …]) { … }"), "\(output)")
     }
 

@@ -20,16 +20,9 @@ nonisolated private let isolatedMainQueueKey: DispatchSpecificKey<Void> = {
 
 /// Main-actor code that makes a placeholder, and says where it ran.
 enum IsolatedWelcome {
-    static var made = 0
     static func standard() -> String {
-        made += 1
-        return isolatedRunsOnMain() ? "welcome on main" : "welcome OFF main"
+        isolatedRunsOnMain() ? "welcome on main" : "welcome OFF main"
     }
-}
-
-/// Carries anything to another thread, as a misuse would.
-nonisolated struct IsolatedCarried<T>: @unchecked Sendable {
-    let value: T
 }
 
 extension DependencyContainer {
@@ -58,10 +51,6 @@ extension DependencyContainer {
     var isolatedForwarded: Provider<String> { isolatedForwardingStub(placeholder: IsolatedWelcome.standard()) }
     var isolatedInherited: Provider<String> { isolatedInheritingStub(placeholder: IsolatedWelcome.standard()) }
     nonisolated var isolatedNonisolated: Provider<String> { unimplemented(placeholder: "plain") }
-}
-
-private func isolatedStderr(_ result: ExitTest.Result?) -> String {
-    String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
 }
 
 @Suite(.dependencies) struct PlaceholderIsolationAttackTests {
@@ -119,7 +108,7 @@ private func isolatedStderr(_ result: ExitTest.Result?) -> String {
             let container = DependencyContainer()
             let carried = await MainActor.run {
                 container.override(\.isolatedWelcome) { "over" }
-                return IsolatedCarried(value: \DependencyContainer.isolatedWelcome)
+                return Carried(value: \DependencyContainer.isolatedWelcome)
             }
             // A plain thread that blocks in the main queue's sync block.
             let fromThread: String = await withCheckedContinuation { continuation in
@@ -130,7 +119,7 @@ private func isolatedStderr(_ result: ExitTest.Result?) -> String {
             }
             precondition(fromThread == "over")
             // Nonisolated code that asserts it is on the main actor.
-            let assumed = await MainActor.run { isolatedAssumeAndResolve(IsolatedCarried(value: container)) }
+            let assumed = await MainActor.run { isolatedAssumeAndResolve(Carried(value: container)) }
             precondition(assumed == "over")
             // A main-actor task.
             let inTask = await Task { @MainActor in container.isolatedWelcome() }.value
@@ -167,48 +156,48 @@ private func isolatedStderr(_ result: ExitTest.Result?) -> String {
             let container = DependencyContainer()
             let carried = await MainActor.run {
                 container.override(\.isolatedWelcome) { "over" }
-                return IsolatedCarried(value: \DependencyContainer.isolatedWelcome)
+                return Carried(value: \DependencyContainer.isolatedWelcome)
             }
             _ = await Task.detached { container[keyPath: carried.value]() }.value
         }
-        #expect(isolatedStderr(result).contains("isolatedWelcome is a registration of MainActor"), "\(isolatedStderr(result))")
+        #expect(standardError(of: result).contains("isolatedWelcome is a registration of MainActor"), "\(standardError(of: result))")
     }
 
     @Test func aRequiredPlaceholderStopsOffTheMainActorNamingTheRegistration() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            let carried = await MainActor.run { IsolatedCarried(value: \DependencyContainer.isolatedRequired) }
+            let carried = await MainActor.run { Carried(value: \DependencyContainer.isolatedRequired) }
             _ = await Task.detached { DependencyContainer()[keyPath: carried.value]() }.value
         }
-        let output = isolatedStderr(result)
+        let output = standardError(of: result)
         #expect(output.contains("isolatedRequired is a registration of MainActor"), "\(output)")
         #expect(!output.contains("not implemented in this module"), "\(output)")
     }
 
     @Test func aForwardingHelperKeepsTheCheck() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            let carried = await MainActor.run { IsolatedCarried(value: \DependencyContainer.isolatedForwarded) }
+            let carried = await MainActor.run { Carried(value: \DependencyContainer.isolatedForwarded) }
             _ = await Task.detached { DependencyContainer()[keyPath: carried.value]() }.value
         }
-        let output = isolatedStderr(result)
+        let output = standardError(of: result)
         #expect(output.contains("isolatedForwarded is a registration of MainActor"), "\(output)")
         #expect(!output.contains("placeholder was used"), "\(output)")
     }
 
     @Test func aMainActorHelperThatDoesNotForwardKeepsTheCheck() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            let carried = await MainActor.run { IsolatedCarried(value: \DependencyContainer.isolatedInherited) }
+            let carried = await MainActor.run { Carried(value: \DependencyContainer.isolatedInherited) }
             _ = await Task.detached { DependencyContainer()[keyPath: carried.value]() }.value
         }
-        #expect(isolatedStderr(result).contains("isolatedInherited is a registration of MainActor"))
+        #expect(standardError(of: result).contains("isolatedInherited is a registration of MainActor"))
     }
 }
 
-nonisolated private func isolatedAssumeAndResolve(_ carried: IsolatedCarried<DependencyContainer>) -> String {
+nonisolated private func isolatedAssumeAndResolve(_ carried: Carried<DependencyContainer>) -> String {
     MainActor.assumeIsolated { carried.value.isolatedWelcome() }
 }
 
 nonisolated private func isolatedResolveEverywhere(_ container: DependencyContainer) -> [String] {
-    let values = IsolatedCarried(value: NSMutableArray())
+    let values = Carried(value: NSMutableArray())
     let lock = NSLock()
     DispatchQueue.concurrentPerform(iterations: 16) { _ in
         let value = container[keyPath: \DependencyContainer.isolatedNonisolated]()

@@ -35,7 +35,7 @@ import Testing
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             await MainActor.run { _ = DependencyContainer().tracker() }
         }
-        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        let output = standardError(of: result)
         #expect(
             output.contains(
                 "tracker is not implemented in this module: supply it with container.override(\\.tracker) { … }"),
@@ -65,14 +65,10 @@ import Testing
     /// never made off the main actor, where a key path carried there resolves it.
     @Test func aPlainPlaceholderDeclaredHereIsResolvedOnTheMainActorOnly() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            struct CarriedKeyPath: @unchecked Sendable {
-                // @unchecked: a key path to a main-actor property, carried off it on purpose.
-                let path: KeyPath<DependencyContainer, Provider<String>>
-            }
-            let carried = await MainActor.run { CarriedKeyPath(path: \DependencyContainer.greeting) }
-            await Task.detached { _ = DependencyContainer()[keyPath: carried.path]() }.value
+            let carried = await MainActor.run { Carried(value: \DependencyContainer.greeting) }
+            await Task.detached { _ = DependencyContainer()[keyPath: carried.value]() }.value
         }
-        let output = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        let output = standardError(of: result)
         #expect(output.contains("greeting is a registration of MainActor and was resolved off it"), "\(output)")
         #expect(!output.contains("placeholder was used"), "the placeholder was made off the main actor: \(output)")
     }

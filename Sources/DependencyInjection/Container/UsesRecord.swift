@@ -91,19 +91,15 @@ struct UsesRecord {
     /// have no user left out of the record; hands what the changed lists held references
     /// to, to release after unlocking.
     mutating func forget(_ dropped: Set<RegistrationKey>, released: inout Released) {
-        var changed: [(used: RegistrationKey, remaining: DependentKeys)] = []
+        var changed: [(used: RegistrationKey, users: DependentKeys)] = []
         if !few.isEmpty {
-            for entry in few where !entry.users.isDisjoint(with: dropped) {
-                changed.append((entry.used, entry.users.subtracting(dropped)))
-            }
+            for entry in few where !entry.users.isDisjoint(with: dropped) { changed.append((entry.used, entry.users)) }
         } else {
-            for (used, users) in many where !users.isDisjoint(with: dropped) {
-                changed.append((used, users.subtracting(dropped)))
-            }
+            for (used, users) in many where !users.isDisjoint(with: dropped) { changed.append((used, users)) }
         }
-        for (used, remaining) in changed {
-            self[used]?.keepReferences(in: &released)
-            replace(used, with: remaining)
+        for (used, users) in changed {
+            users.keepReferences(in: &released)
+            replace(used, with: users.subtracting(dropped))
         }
     }
 

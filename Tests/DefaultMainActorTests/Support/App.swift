@@ -126,11 +126,7 @@ extension DependencyContainer {
 
 /// Main-actor code that makes a value (a struct here is isolated to the main actor).
 struct Greeting {
-    static var made = 0
-    static func standard() -> String {
-        made += 1
-        return "hello"
-    }
+    static func standard() -> String { "hello" }
 }
 
 /// A screen's model that reports what the user does, through the tracker the app supplies.
