@@ -2,12 +2,14 @@
 /// each the resolution that builds it: where a resolution finds the construction to wait
 /// for, and whose uses are recorded.
 ///
-/// There is usually none or one: a container builds one singleton at a time unless several
+/// There are usually none to two: a container builds one singleton at a time unless several
 /// threads or tasks build at once, or one builds a chain of singletons. So a construction
 /// is looked for by walking them, which costs less than a hash table's insertion and
-/// removal; and the first is kept inline, so that only a second allocates an array, and a
-/// container's first construction (a test world's, a request's) makes no array it drops
-/// right after.
+/// removal; and the first two are kept inline, so that only a third allocates an array. A
+/// short-lived container (a test world, a request) then makes no array it drops right
+/// after, even when its first construction builds a second inside it, as a request's
+/// handler resolves the request's user: that array and its release cost a request about
+/// 500 instructions. A long-lived container keeps its array's capacity once it has one.
 ///
 /// An override or reset that drops what is being built marks the construction dropped: it
 /// runs on and hands out its instance, but that instance is not kept, and later
@@ -21,37 +23,66 @@
 /// running.remove(construction)
 /// ```
 struct RunningConstructions: Sequence {
+    // Filled in order: `second` only while `first` is set, `others` only while both are.
     private var first: Resolution?
+    private var second: Resolution?
     private var others: [Resolution] = []
 
     var isEmpty: Bool { first == nil }
 
     mutating func append(_ construction: Resolution) {
-        if first == nil { first = construction } else { others.append(construction) }
+        if first == nil {
+            first = construction
+        } else if second == nil {
+            second = construction
+        } else {
+            others.append(construction)
+        }
     }
 
-    /// Removes `construction`, if it runs here.
+    /// Removes `construction`, if it runs here. The slot it leaves takes the last of the
+    /// ones after it, so that they stay filled in order.
     mutating func remove(_ construction: Resolution) {
         if first === construction {
-            first = others.popLast()
+            guard let next = second else { return first = nil }
+            first = next
+            second = others.isEmpty ? nil : others.removeLast()
+        } else if second === construction {
+            second = others.isEmpty ? nil : others.removeLast()
         } else if let index = others.firstIndex(where: { $0 === construction }) {
             others.remove(at: index)
         }
     }
 
     /// The construction of `key` running here whose instance is still to be kept, if any.
+    ///
+    /// Walks the slots by hand: the sequence's iterator would copy, and so retain, each.
     func construction(of key: RegistrationKey) -> Resolution? {
-        first(where: { $0.key == key && !$0.isDropped })
+        guard let first else { return nil }
+        if first.key == key && !first.isDropped { return first }
+        guard let second else { return nil }
+        if second.key == key && !second.isDropped { return second }
+        return others.first(where: { $0.key == key && !$0.isDropped })
     }
 
     /// Marks the constructions of `key` dropped.
     func drop(_ key: RegistrationKey) {
-        for construction in self where construction.key == key { construction.isDropped = true }
+        visitEach { if $0.key == key { $0.isDropped = true } }
     }
 
     /// Marks every construction dropped.
     func dropAll() {
-        for construction in self { construction.isDropped = true }
+        visitEach { $0.isDropped = true }
+    }
+
+    /// Calls `body` with each construction, walking the slots by hand: the sequence's
+    /// iterator would copy, and so retain, each slot, on every override's drop.
+    private func visitEach(_ body: (Resolution) -> Void) {
+        guard let first else { return }
+        body(first)
+        guard let second else { return }
+        body(second)
+        for construction in others { body(construction) }
     }
 
     /// The keys of the constructions whose instances are still to be kept.
@@ -59,15 +90,16 @@ struct RunningConstructions: Sequence {
         compactMap { $0.isDropped ? nil : $0.key }
     }
 
-    func makeIterator() -> Iterator { Iterator(first: first, others: others.makeIterator()) }
+    func makeIterator() -> Iterator { Iterator(first: first, second: second, others: others.makeIterator()) }
 
     struct Iterator: IteratorProtocol {
         fileprivate var first: Resolution?
+        fileprivate var second: Resolution?
         fileprivate var others: IndexingIterator<[Resolution]>
 
         mutating func next() -> Resolution? {
             if let construction = first {
-                first = nil
+                (first, second) = (second, nil)
                 return construction
             }
             return others.next()
