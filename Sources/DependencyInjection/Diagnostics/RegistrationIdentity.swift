@@ -34,10 +34,23 @@ enum RegistrationIdentity {
         guard let other else { return }
         DependencyIssue(
             dependency: name.description,
-            message: "\(other) and \(keyPath) share one registration (\(key.file):\(key.line)): a helper that "
-                + "returns providers must forward its caller's name, fileID, line, column and isolation",
+            message: "\(other) and \(keyPath) share one registration (\(key.file):\(key.line)): "
+                + remedy(forRegistrationNamed: name),
             fileID: key.file, filePath: key.file, line: key.line, column: key.column, container: container
         ).report()
         #endif
+    }
+
+    /// What makes two key paths lead to one registration, by its name: a subscript's
+    /// registration that does not take its arguments (every argument then shares it), or
+    /// else a helper that does not forward its caller's place.
+    static func remedy(forRegistrationNamed name: StaticString) -> String {
+        guard name.description.hasPrefix("subscript(") else {
+            return "a helper that returns providers must forward its caller's name, fileID, line, column and isolation"
+        }
+        return "a registration in a subscript is one for every argument unless it takes them: write "
+            + "factory(id) { … }, singleton(id) { … } or shared(id) { … }, or declare a provider family, "
+            + "var name: ProviderFamily<Argument, Value> { singleton { argument in … } }, and for a placeholder "
+            + "with an argument, var name: ProviderFamily<Argument, Value> { unimplemented() }"
     }
 }

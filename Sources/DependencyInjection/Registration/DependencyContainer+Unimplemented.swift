@@ -30,7 +30,7 @@ extension DependencyContainer {
     /// registration, resolved on the main actor only, as a `singleton` declared there is).
     /// For a value that lives on the main actor and is not `Sendable`, such as a plain
     /// protocol in an app module with main-actor default isolation, declare
-    /// ``unimplemented(_:on:fileID:line:column:)`` instead.
+    /// ``unimplemented(_:on:fileID:line:column:)->Provider<Value>`` instead.
     ///
     /// - Parameters:
     ///   - name: The dependency's name in the message; the property's name by default.
@@ -58,7 +58,7 @@ extension DependencyContainer {
     /// A placeholder for a dependency that another module supplies: resolving it before
     /// that module overrides it reports a ``DependencyIssue`` and returns `placeholder`.
     ///
-    /// Use it instead of ``unimplemented(_:fileID:line:column:isolation:)`` when there is a
+    /// Use it instead of ``unimplemented(_:fileID:line:column:isolation:)->Provider<Value>`` when there is a
     /// harmless stand-in, so that a forgotten override is reported rather than fatal:
     ///
     /// ```swift
@@ -104,7 +104,7 @@ extension DependencyContainer {
     ///
     /// In main-actor code (an app module with main-actor default isolation) a dependency
     /// may be a plain protocol, which is not `Sendable`, and
-    /// ``unimplemented(_:fileID:line:column:isolation:)`` asks for a `Sendable` value
+    /// ``unimplemented(_:fileID:line:column:isolation:)->Provider<Value>`` asks for a `Sendable` value
     /// (`type 'any Tracker' does not conform to the 'Sendable' protocol`). Say where the
     /// value lives with `on: MainActor.self`, and supply it with a main-actor override:
     ///
@@ -154,7 +154,7 @@ extension DependencyContainer {
     /// ``DependencyIssue`` and returns `placeholder`, built on the main actor.
     ///
     /// The main-actor counterpart of
-    /// ``unimplemented(_:placeholder:fileID:filePath:line:column:isolation:)``, for a value that is not
+    /// ``unimplemented(_:placeholder:fileID:filePath:line:column:isolation:)->Provider<Value>``, for a value that is not
     /// `Sendable`, such as a plain protocol in an app module with main-actor default
     /// isolation:
     ///
@@ -171,7 +171,7 @@ extension DependencyContainer {
     ///
     /// It is resolved on the main actor only, reports once per container, and is
     /// supplied with a main-actor override, as
-    /// ``unimplemented(_:on:fileID:line:column:)`` is.
+    /// ``unimplemented(_:on:fileID:line:column:)->Provider<Value>`` is.
     ///
     /// - Parameters:
     ///   - name: The dependency's name in the message; the property's name by default.
@@ -198,12 +198,14 @@ extension DependencyContainer {
 
 extension DependencyContainer {
     /// Reports that the placeholder of `name`, declared at the given place, stands in for
-    /// a dependency no module supplied.
-    fileprivate func reportPlaceholder(
-        _ name: StaticString, fileID: StaticString, filePath: StaticString, line: UInt, column: UInt
+    /// a dependency no module supplied; `isFamily` when it is a provider family's, which is
+    /// supplied with a closure that takes the argument.
+    func reportPlaceholder(
+        _ name: StaticString, isFamily: Bool = false, fileID: StaticString, filePath: StaticString, line: UInt,
+        column: UInt
     ) {
         DependencyIssue(
-            dependency: name.description, message: UnimplementedMessage.placeholder(name),
+            dependency: name.description, message: UnimplementedMessage.placeholder(name, isFamily: isFamily),
             fileID: fileID, filePath: filePath, line: line, column: column, container: self
         ).report()
     }
@@ -233,15 +235,16 @@ enum UnimplementedMessage {
             fatalError("A placeholder made with unimplemented() was resolved with no override: supply it with "
                 + "container.override(\\.name) { … }, where name is the placeholder's property")
         }
-        fatalError(stop(name), file: frame.site.fileID, line: frame.site.line)
+        // Only a family's placeholder has an argument: a placeholder provider has none.
+        fatalError(stop(name, isFamily: frame.key.argument != nil), file: frame.site.fileID, line: frame.site.line)
     }
 
     /// The message of a placeholder resolved with no override: how to supply it, and why
     /// an override a scope installed did not reach it, when that is so. Called inside the
     /// placeholder's construction, whose frame names its key and the container resolving
     /// it: the placeholder's closure captures nothing more for a message.
-    static func stop(_ name: StaticString) -> String {
-        let message = "\(name) is not implemented in this module: supply it with \(howToSupply(name))"
+    static func stop(_ name: StaticString, isFamily: Bool = false) -> String {
+        let message = "\(name) is not implemented in this module: supply it with \(howToSupply(name, isFamily: isFamily))"
         let hint = appWideHint
         if !hint.isEmpty { return message + hint }
         let (owner, innermost) = Frame.ownerAndInnermost
@@ -264,14 +267,15 @@ enum UnimplementedMessage {
             + "it with scoped { … }"
     }
 
-    static func placeholder(_ name: StaticString) -> String {
+    static func placeholder(_ name: StaticString, isFamily: Bool = false) -> String {
         "\(name) is not implemented in this module, so its placeholder was used: "
-            + "supply it with \(howToSupply(name))"
+            + "supply it with \(howToSupply(name, isFamily: isFamily))"
     }
 
-    /// `container.override(\.analytics) { … }`, or `\.[session: …]` for a subscript.
-    static func howToSupply(_ name: StaticString) -> String {
-        "container.override(\(keyPath(name))) { … }"
+    /// `container.override(\.analytics) { … }`, or `\.[session: …]` for a subscript, or
+    /// `container.override(\.ledger) { argument in … }` for a provider family.
+    static func howToSupply(_ name: StaticString, isFamily: Bool = false) -> String {
+        "container.override(\(keyPath(name))) { \(isFamily ? "argument in " : "")… }"
     }
 
     static func keyPath(_ name: StaticString) -> String {
