@@ -35,18 +35,22 @@ enum RegistrationIdentity {
         DependencyIssue(
             dependency: name.description,
             message: "\(other) and \(keyPath) share one registration (\(key.file):\(key.line)): "
-                + remedy(forRegistrationNamed: name),
+                + remedy(forRegistrationNamed: name, isFamily: type(of: keyPath).valueType is any ProviderFamilyType.Type),
             fileID: key.file, filePath: key.file, line: key.line, column: key.column, container: container
         ).report()
         #endif
     }
 
-    /// What makes two key paths lead to one registration, by its name: a subscript's
-    /// registration that does not take its arguments (every argument then shares it), or
-    /// else a helper that does not forward its caller's place.
-    static func remedy(forRegistrationNamed name: StaticString) -> String {
+    /// What makes two key paths lead to one registration, by its name and whether it is a
+    /// provider family: a subscript's registration that does not take its arguments (every
+    /// argument then shares it), or else a helper that does not forward its caller's place.
+    static func remedy(forRegistrationNamed name: StaticString, isFamily: Bool) -> String {
         guard name.description.hasPrefix("subscript(") else {
             return "a helper that returns providers must forward its caller's name, fileID, line, column and isolation"
+        }
+        if isFamily {
+            return "a provider family in a subscript is one family for every argument of the subscript: make the "
+                + "subscript's arguments part of the family's own argument (a Hashable struct of both)"
         }
         return "a registration in a subscript is one for every argument unless it takes them: write "
             + "factory(id) { … }, singleton(id) { … } or shared(id) { … }, or declare a provider family, "

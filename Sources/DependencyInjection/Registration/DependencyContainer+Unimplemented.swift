@@ -215,7 +215,10 @@ extension DependencyContainer {
     fileprivate func hasScopeOverriding(_ key: RegistrationKey) -> Bool {
         var pending = state.withLock { $0.liveChildren }
         while let child = pending.popLast() {
-            let (overrides, children) = child.state.withLock { ($0.overrides[key] != nil, $0.liveChildren) }
+            // An argument of a family is overridden by its own override or the family's.
+            let (overrides, children) = child.state.withLock {
+                ($0.overrides[key] != nil || (key.argument != nil && $0.overrides[key.registration] != nil), $0.liveChildren)
+            }
             if child.isScope && overrides { return true }
             pending += children
         }

@@ -40,7 +40,7 @@
 /// ``DependencyContainer/singleton(name:fileID:line:column:isolation:_:)->ProviderFamily<Argument,Value>``
 /// and ``DependencyContainer/shared(name:fileID:line:column:isolation:_:)->ProviderFamily<Argument,Value>``
 /// whose closure takes the argument; see <doc:RegisteringDependencies#Provider-families>.
-public struct ProviderFamily<Argument: Hashable & Sendable, Value> {
+public struct ProviderFamily<Argument: Hashable & Sendable, Value>: ProviderFamilyType {
     @usableFromInline let container: DependencyContainer
     /// The family's registration: its call site and type, without an argument. The type is
     /// the family's, so that two families that differ only in their argument's type (a
@@ -119,3 +119,7 @@ extension Provider {
         self.init(family.container, site, RegistrationKey.Argument(argument), nil, { make(argument) })
     }
 }
+
+/// Tells a provider family's type from a provider's where only the type is at hand: the
+/// value type of a key path, for a message.
+protocol ProviderFamilyType {}
