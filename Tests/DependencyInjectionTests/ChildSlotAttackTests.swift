@@ -100,19 +100,6 @@ final class CSAHolderMaker: Sendable {
     init(_ make: @escaping @Sendable (DependencyContainer) -> CSAContainerHolder) { self.make = make }
 }
 
-/// A reproducible source of random numbers (SplitMix64), so that a failing order can be
-/// replayed from its seed.
-struct CSASeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// The parent's children, read under its lock: how many are alive and how many slots.
 func csaChildCounts(of parent: DependencyContainer) -> (alive: Int, slots: Int) {
@@ -342,7 +329,7 @@ func csaVersionsSeen(in container: DependencyContainer) -> [Int] {
     /// keeps nothing a dropped child built.
     @Test(arguments: [UInt64(1), 7, 42, 2_026])
     func childrenDroppedAndMadeInRandomOrdersAreListedExactly(seed: UInt64) {
-        var random = CSASeededGenerator(seed: seed)
+        var random = SeededGenerator(seed: seed)
         let parent = DependencyContainer()
         var alive: [DependencyContainer] = []
         var droppedServices: [Held<CSAService>] = []
@@ -388,7 +375,7 @@ func csaVersionsSeen(in container: DependencyContainer) -> [Int] {
     /// Pins: three thousand children alive at once, dropped in a random order, leave the
     /// parent with none and no more slots than that; a burst after them reuses the slots.
     @Test func threeThousandChildrenDroppedInARandomOrderLeaveNone() {
-        var random = CSASeededGenerator(seed: 99)
+        var random = SeededGenerator(seed: 99)
         let parent = DependencyContainer(isMocked: true)
         var alive = (0..<3_000).map { _ in DependencyContainer(parent: parent) }
         for child in alive.prefix(100) { _ = child.csaService() }
@@ -412,7 +399,7 @@ func csaVersionsSeen(in container: DependencyContainer) -> [Int] {
     func grandchildrenDroppedBeforeAndAfterTheirParentsSeeTheRootsChanges(seed: UInt64) async {
         let findings = Findings()
         let finished = await finishesWithoutHangingOffThePool {
-            var random = CSASeededGenerator(seed: seed)
+            var random = SeededGenerator(seed: seed)
             let root = DependencyContainer()
             var children: [DependencyContainer] = []
             var grandchildren: [DependencyContainer] = []

@@ -158,28 +158,6 @@ extension DependencyContainer {
 private let alice = FPAAccount(1)
 private let bob = FPAAccount(2)
 
-/// Runs `body` on `count` threads released together, and joins them; unlike the suite's
-/// helpers, it records nothing, so it may run in an exit test's task.
-private func fpaTogether(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
-    let start = NSCondition()
-    nonisolated(unsafe) var waiting = count
-    let finished = DispatchGroup()
-    for index in 0..<count {
-        finished.enter()
-        let thread = Thread {
-            start.lock()
-            waiting -= 1
-            if waiting == 0 { start.broadcast() } else { while waiting > 0 { start.wait() } }
-            start.unlock()
-            body(index)
-            finished.leave()
-        }
-        thread.stackSize = 1 << 20
-        thread.start()
-    }
-    finished.wait()
-}
-
 private func occurrences(of needle: String, in text: String) -> Int {
     text.components(separatedBy: needle).count - 1
 }
@@ -253,7 +231,7 @@ private func occurrences(of needle: String, in text: String) -> Int {
         }
         #expect(standardError(of: named).contains("named is not implemented in this module: supply it with container.override(\\.named) { argument in … }"), "\(standardError(of: named))")
         let report = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
-            let seen = FPAIssues()
+            let seen = Collected<DependencyIssue>()
             DependencyIssue.reporter = { seen.append($0) }
             _ = DependencyContainer().fpaRenamedOrEmpty(FPAAccount(1))
             precondition(seen.values.map(\.dependency) == ["customLedgerOrEmpty"], "\(seen.values.map(\.dependency))")
@@ -584,7 +562,7 @@ private func occurrences(of needle: String, in text: String) -> Int {
     /// the scopes share with the app, so it is built and reported once per argument.
     @Test func scopesShareTheAppsPlaceholderAndItsReport() async {
         let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
-            let seen = FPAIssues()
+            let seen = Collected<DependencyIssue>()
             DependencyIssue.reporter = { seen.append($0) }
             let app = DependencyContainer()
             let first = DependencyContainer(scopeOf: app)
@@ -600,7 +578,7 @@ private func occurrences(of needle: String, in text: String) -> Int {
     @Test func aPlaceholderThatResolvesItsOwnFamilyAndOthersIsReportedForEachArgument() async {
         let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
             endProcessIfHung("a placeholder that resolves its family")
-            let seen = FPAIssues()
+            let seen = Collected<DependencyIssue>()
             DependencyIssue.reporter = { seen.append($0) }
             let container = DependencyContainer()
             let top = container.fpaChainOrEmpty(FPAAccount(3)) as! FPABuiltLedger
@@ -621,7 +599,7 @@ private func occurrences(of needle: String, in text: String) -> Int {
     /// child; an argument override replaces that argument only, and nothing is reported again.
     @Test func aParentsLaterOverrideReplacesTheChildsPlaceholders() async {
         let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
-            let seen = FPAIssues()
+            let seen = Collected<DependencyIssue>()
             DependencyIssue.reporter = { seen.append($0) }
             let parent = DependencyContainer()
             let child = DependencyContainer(parent: parent)
@@ -645,11 +623,11 @@ private func occurrences(of needle: String, in text: String) -> Int {
     @Test func threadsReportEachArgumentsPlaceholderOnce() async {
         let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
             endProcessIfHung("threads resolving placeholders")
-            let seen = FPAIssues()
+            let seen = Collected<DependencyIssue>()
             DependencyIssue.reporter = { seen.append($0) }
             let container = DependencyContainer()
             let instances = FPAInstances()
-            fpaTogether(8) { index in
+            onThreadsReleasedTogether(8) { index in
                 for round in 0..<200 {
                     let account = FPAAccount((index * 7 + round) % 16)
                     instances.note(container.fpaLedgerOrEmpty(account))
@@ -815,7 +793,7 @@ private func occurrences(of needle: String, in text: String) -> Int {
     @Test func aTracerSeesThePlaceholderBuiltAndTheStopIsNotReachedThroughIt() async {
         let result = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
             let container = DependencyContainer()
-            let events = FPAEvents()
+            let events = Collected<ResolutionEvent>()
             container.tracer = ResolutionTracer { batch in for event in batch { events.append(event) } }
             _ = container.fpaLedgerOrEmpty(FPAAccount(1))
             _ = container.fpaLedgerOrEmpty(FPAAccount(1))
@@ -881,38 +859,6 @@ private func occurrences(of needle: String, in text: String) -> Int {
         #expect(merged.allSatisfy { $0.message.contains("must forward its caller's name") }, "\(merged.map(\.message))")
     }
     #endif
-}
-
-/// Events collected in an exit test.
-final class FPAEvents: @unchecked Sendable {
-    private let lock = NSLock()
-    private var items: [ResolutionEvent] = []
-    func append(_ event: ResolutionEvent) {
-        lock.lock()
-        items.append(event)
-        lock.unlock()
-    }
-    var values: [ResolutionEvent] {
-        lock.lock()
-        defer { lock.unlock() }
-        return items
-    }
-}
-
-/// Issues collected in an exit test.
-final class FPAIssues: @unchecked Sendable {
-    private let lock = NSLock()
-    private var items: [DependencyIssue] = []
-    func append(_ issue: DependencyIssue) {
-        lock.lock()
-        items.append(issue)
-        lock.unlock()
-    }
-    var values: [DependencyIssue] {
-        lock.lock()
-        defer { lock.unlock() }
-        return items
-    }
 }
 
 /// The instances handed out per account (and per container kind), by identity.

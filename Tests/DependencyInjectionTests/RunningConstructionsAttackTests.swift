@@ -189,21 +189,6 @@ extension DependencyContainer {
     var rcaNothingRuns: Bool { state.withLock { $0.building.isEmpty } }
 }
 
-/// A deterministic source of choices (SplitMix64).
-struct RCARandom {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
-    mutating func chance(_ percent: Int) -> Bool { below(100) < percent }
-}
-
 /// Chains of links built on threads of their own in one container: chain `c` of depth `d`
 /// is links `offset ..< offset + d`, the first the innermost; each resolves the one below
 /// it, then waits at its gate.
@@ -245,7 +230,7 @@ struct RCAScenario: Sendable, CustomStringConvertible {
     }
 
     /// A random scenario: up to three chains, up to ten links, at most one change.
-    static func random(_ random: inout RCARandom) -> RCAScenario {
+    static func random(_ random: inout SeededGenerator) -> RCAScenario {
         let chains = 1 + random.below(3)
         var depths = (0..<chains).map { _ in 1 + random.below(4) }
         while depths.reduce(0, +) > 10 { depths[random.below(chains)] = 1 }
@@ -558,7 +543,7 @@ struct RCAScenario: Sendable, CustomStringConvertible {
     /// at most one override or reset among them.
     @Test(arguments: 0..<4)
     func randomInterleavingsKeepEveryInstanceRight(batch: Int) async {
-        var random = RCARandom(seed: 0x5EED_0000 + UInt64(batch))
+        var random = SeededGenerator(seed: 0x5EED_0000 + UInt64(batch))
         await run((0..<60).map { _ in RCAScenario.random(&random) })
     }
 }

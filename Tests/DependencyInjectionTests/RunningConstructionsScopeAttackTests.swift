@@ -286,7 +286,7 @@ extension DependencyContainer {
     @Test(arguments: [false, true])
     func fiveAsyncSingletonsEndingOutOfOrderAreWaitedForAndBuiltOnce(overriding: Bool) async {
         await run { findings in
-            var random = RCARandom(seed: overriding ? 17 : 71)
+            var random = SeededGenerator(seed: overriding ? 17 : 71)
             for _ in 0..<12 {
                 let container = DependencyContainer()
                 let counters = (0..<5).map { container.counter("rcaAsync\($0)") }
