@@ -107,7 +107,7 @@ final class FPAMDraftScreen {
         let renamed = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             await MainActor.run { _ = DependencyContainer().fpamRenamed(1) }
         }
-        #expect(standardError(of: renamed).contains("composer is not implemented in this module: supply it with container.override(\\.composer) { argument in … }"), "\(standardError(of: renamed))")
+        #expect(standardError(of: renamed).contains("composer is not implemented in this module: supply it with container.override(\\.fpamRenamed) { argument in … }"), "\(standardError(of: renamed))")
         let unlabeled = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             await MainActor.run { _ = DependencyContainer()[FPAMSlot(raw: 1)](1) }
         }

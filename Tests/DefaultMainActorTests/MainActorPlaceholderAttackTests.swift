@@ -209,15 +209,17 @@ extension DependencyContainer {
 
     // MARK: - Names
 
-    /// Pins current behaviour: a custom name is what the message calls the key path, so
-    /// `renamedTracker` declared with the name "tracker" suggests `\.tracker`, another
-    /// registration, whose override would not supply this one.
-    @Test func aCustomNameIsUsedAsTheKeyPathInTheMessage() async {
+    /// A custom name is what the message calls the dependency, but the key path it
+    /// suggests is the property's: `renamedTracker`, declared with the name "tracker", is
+    /// supplied with `\.renamedTracker`, never with `\.tracker`, another registration.
+    @Test func aCustomNameIsShownAndThePropertyIsTheKeyPathInTheMessage() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             await MainActor.run { _ = DependencyContainer().renamedTracker() }
         }
         let output = standardError(of: result)
-        #expect(output.contains("container.override(\\.tracker) { … }"), "\(output)")
+        #expect(
+            output.contains("tracker is not implemented in this module: supply it with container.override(\\.renamedTracker) { … }"),
+            "\(output)")
         #expect(output.contains(":\(DependencyContainer.attackLine):"), "\(output)")
     }
 

@@ -224,18 +224,18 @@ private func occurrences(of needle: String, in text: String) -> Int {
             _ = DependencyContainer().fpaRenamed(FPAAccount(1))
         }
         let output = standardError(of: stop)
-        #expect(output.contains("customLedger is not implemented in this module: supply it with container.override(\\.customLedger) { argument in … }"), "\(output)")
+        #expect(output.contains("customLedger is not implemented in this module: supply it with container.override(\\.fpaRenamed) { argument in … }"), "\(output)")
         #expect(output.contains("FamilyPlaceholderAttackTests.swift:\(DependencyContainer.fpaRenamedLine):"), "\(output)")
         let named = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = DependencyContainer().fpaByNameRenamed("x")
         }
-        #expect(standardError(of: named).contains("named is not implemented in this module: supply it with container.override(\\.named) { argument in … }"), "\(standardError(of: named))")
+        #expect(standardError(of: named).contains("named is not implemented in this module: supply it with container.override(\\.fpaByNameRenamed) { argument in … }"), "\(standardError(of: named))")
         let report = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
             let seen = Collected<DependencyIssue>()
             DependencyIssue.reporter = { seen.append($0) }
             _ = DependencyContainer().fpaRenamedOrEmpty(FPAAccount(1))
             precondition(seen.values.map(\.dependency) == ["customLedgerOrEmpty"], "\(seen.values.map(\.dependency))")
-            precondition(seen.values[0].message.contains("container.override(\\.customLedgerOrEmpty) { argument in … }"), seen.values[0].message)
+            precondition(seen.values[0].message.contains("container.override(\\.fpaRenamedOrEmpty) { argument in … }"), seen.values[0].message)
         }
         _ = report
     }

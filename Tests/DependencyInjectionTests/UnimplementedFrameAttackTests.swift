@@ -254,12 +254,16 @@ private func expectStop(
         let tracker = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = DependencyContainer().placeholderStopTrackerProperty()
         }
-        expectStop(standardError(of: tracker), name: "tracker", keyPath: "\\.tracker", line: DependencyContainer.placeholderStopTrackerLine)
+        expectStop(
+            standardError(of: tracker), name: "tracker", keyPath: "\\.placeholderStopTrackerProperty",
+            line: DependencyContainer.placeholderStopTrackerLine)
         // A one-character name is a scalar `StaticString`, with no pointer.
         let scalar = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             _ = DependencyContainer().placeholderStopScalarName()
         }
-        expectStop(standardError(of: scalar), name: "t", keyPath: "\\.t", line: DependencyContainer.placeholderStopScalarLine)
+        expectStop(
+            standardError(of: scalar), name: "t", keyPath: "\\.placeholderStopScalarName",
+            line: DependencyContainer.placeholderStopScalarLine)
     }
 
     /// A placeholder declared in another file points at that file.

@@ -13,6 +13,11 @@ extension DependencyContainer {
     var analytics: Provider<any Analytics> { unimplemented() }
     var analyticsOrPlaceholder: Provider<any Analytics> { unimplemented(placeholder: NoAnalytics()) }
     subscript(region region: String) -> Provider<any Analytics> { unimplemented() }
+    /// A name of its own, shown in messages; the key path is the property's.
+    var renamedAnalytics: Provider<any Analytics> { unimplemented("Analytics service") }
+    var renamedAnalyticsOrPlaceholder: Provider<any Analytics> {
+        unimplemented("Analytics service", placeholder: NoAnalytics())
+    }
 }
 
 /// An app-wide singleton that reads a request value lazily, through a property.
@@ -78,6 +83,33 @@ extension DependencyContainer {
         }
         let output = standardError(of: result)
         #expect(output.contains("container.override(\\.[region: …]) { … }"), "\(output)")
+    }
+
+    /// A name of its own is what the message calls the dependency; the key path it
+    /// suggests is the property's, the one an override must name.
+    @Test func aNameOfItsOwnIsShownAndThePropertyIsTheKeyPath() async {
+        let stop = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = DependencyContainer().renamedAnalytics()
+        }
+        #expect(
+            standardError(of: stop).contains(
+                "Analytics service is not implemented in this module: supply it with "
+                    + "container.override(\\.renamedAnalytics) { … }"),
+            "\(standardError(of: stop))")
+        let report = await #expect(processExitsWith: .success, observing: [\.standardErrorContent]) {
+            precondition(DependencyContainer().renamedAnalyticsOrPlaceholder().name == "placeholder")
+        }
+        #expect(
+            standardError(of: report).contains(
+                "Analytics service is not implemented in this module, so its placeholder was used: supply it with "
+                    + "container.override(\\.renamedAnalyticsOrPlaceholder) { … }"),
+            "\(standardError(of: report))")
+    }
+
+    @Test func aPlaceholderWithANameOfItsOwnIsSuppliedThroughItsProperty() {
+        let container = DependencyContainer()
+        container.override(\.renamedAnalytics) { LiveAnalytics() }
+        #expect(container.renamedAnalytics().name == "live")
     }
 
     // MARK: - Supplying

@@ -9,7 +9,7 @@ import Musl
 /// A problem found while resolving a dependency that does not stop the program.
 ///
 /// The library reports an issue, for instance, when a placeholder registration made with
-/// ``DependencyContainer/unimplemented(_:placeholder:fileID:filePath:line:column:isolation:)->Provider<Value>``
+/// ``DependencyContainer/unimplemented(_:property:placeholder:fileID:filePath:line:column:isolation:)->Provider<Value>``
 /// is resolved: the app goes on with the placeholder, and someone should hear about it.
 /// Every issue goes to ``reporter``, which writes it to standard error unless something
 /// else was installed. The `DependencyInjectionTesting` product installs a reporter that

@@ -4,7 +4,7 @@ extension DependencyContainer {
     /// argument, before that module overrides it.
     ///
     /// The family counterpart of
-    /// ``unimplemented(_:fileID:line:column:isolation:)->Provider<Value>``, for a
+    /// ``unimplemented(_:property:fileID:line:column:isolation:)->Provider<Value>``, for a
     /// dependency that exists once per user, per document or per account, and that a
     /// feature module uses but the app implements. The app supplies every argument at once
     /// with one closure that receives the argument; a test may supply a single argument:
@@ -37,6 +37,8 @@ extension DependencyContainer {
     ///
     /// - Parameters:
     ///   - name: The dependency's name in the message; the property's name by default.
+    ///   - property: The property that declares the placeholder, whose key path the
+    ///     message writes; leave the default, or forward it from a helper.
     ///   - fileID: Part of the registration's identity and where the message points;
     ///     leave the default.
     ///   - line: Part of the registration's identity; leave the default.
@@ -47,10 +49,15 @@ extension DependencyContainer {
     ///   that must be overridden.
     @inlinable  // specialized where it is declared, and its closure captures nothing
     public func unimplemented<Argument: Hashable & Sendable, Value: Sendable>(
-        _ name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column,
-        isolation: (any Actor)? = #isolation
+        _ name: StaticString = #function, property: StaticString = #function, fileID: StaticString = #fileID,
+        line: UInt = #line, column: UInt = #column, isolation: (any Actor)? = #isolation
     ) -> ProviderFamily<Argument, Value> {
-        ProviderFamily(self, .singleton, name, fileID, line, column, isolation) { _ in
+        guard UnimplementedMessage.isPropertyName(name, of: property) else {
+            return ProviderFamily(self, .singleton, name, fileID, line, column, isolation) { _ in
+                UnimplementedMessage.stopInConstruction(property: property)
+            }
+        }
+        return ProviderFamily(self, .singleton, name, fileID, line, column, isolation) { _ in
             UnimplementedMessage.stopInConstruction()
         }
     }
@@ -60,7 +67,7 @@ extension DependencyContainer {
     /// for an argument resolved before that module overrides it.
     ///
     /// The family counterpart of
-    /// ``unimplemented(_:placeholder:fileID:filePath:line:column:isolation:)->Provider<Value>``,
+    /// ``unimplemented(_:property:placeholder:fileID:filePath:line:column:isolation:)->Provider<Value>``,
     /// for a harmless stand-in built from the argument:
     ///
     /// ```swift
@@ -80,6 +87,8 @@ extension DependencyContainer {
     ///
     /// - Parameters:
     ///   - name: The dependency's name in the message; the property's name by default.
+    ///   - property: The property that declares the placeholder, whose key path the
+    ///     message writes; leave the default, or forward it from a helper.
     ///   - placeholder: Builds the value to use for an argument until the dependency is
     ///     supplied.
     ///   - fileID: Part of the registration's identity; leave the default.
@@ -91,12 +100,12 @@ extension DependencyContainer {
     /// - Returns: A provider family of the property's declared argument and value types
     ///   that should be overridden.
     public func unimplemented<Argument: Hashable & Sendable, Value: Sendable>(
-        _ name: StaticString = #function, placeholder: @escaping (Argument) -> Value,
+        _ name: StaticString = #function, property: StaticString = #function, placeholder: @escaping (Argument) -> Value,
         fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column,
         isolation: (any Actor)? = #isolation
     ) -> ProviderFamily<Argument, Value> {
         ProviderFamily(self, .singleton, name, fileID, line, column, isolation) { argument in
-            self.reportPlaceholder(name, isFamily: true, fileID: fileID, filePath: filePath, line: line, column: column)
+            self.reportPlaceholder(name, property: property, isFamily: true, fileID: fileID, filePath: filePath, line: line, column: column)
             return placeholder(argument)
         }
     }
@@ -107,7 +116,7 @@ extension DependencyContainer {
     /// that another module supplies: a provider family that stops the program with a
     /// message when it is resolved before that module overrides it.
     ///
-    /// The family counterpart of ``unimplemented(_:on:fileID:line:column:)->Provider<Value>``,
+    /// The family counterpart of ``unimplemented(_:property:on:fileID:line:column:)->Provider<Value>``,
     /// for a value that is not `Sendable`, such as a plain protocol in an app module with
     /// main-actor default isolation. Supply it with a main-actor override:
     ///
@@ -132,6 +141,8 @@ extension DependencyContainer {
     ///
     /// - Parameters:
     ///   - name: The dependency's name in the message; the property's name by default.
+    ///   - property: The property that declares the placeholder, whose key path the
+    ///     message writes; leave the default, or forward it from a helper.
     ///   - actor: `MainActor.self`: the value lives on the main actor.
     ///   - fileID: Part of the registration's identity and where the message points;
     ///     leave the default.
@@ -141,10 +152,15 @@ extension DependencyContainer {
     ///   that must be overridden.
     @MainActor @inlinable
     public func unimplemented<Argument: Hashable & Sendable, Value>(
-        _ name: StaticString = #function, on actor: MainActor.Type, fileID: StaticString = #fileID,
-        line: UInt = #line, column: UInt = #column
+        _ name: StaticString = #function, property: StaticString = #function, on actor: MainActor.Type,
+        fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column
     ) -> ProviderFamily<Argument, Value> {
-        ProviderFamily(self, .singleton, name, fileID, line, column, MainActor.shared, { _ in
+        guard UnimplementedMessage.isPropertyName(name, of: property) else {
+            return ProviderFamily(self, .singleton, name, fileID, line, column, MainActor.shared, { _ in
+                UnimplementedMessage.stopInConstruction(property: property)
+            })
+        }
+        return ProviderFamily(self, .singleton, name, fileID, line, column, MainActor.shared, { _ in
             UnimplementedMessage.stopInConstruction()
         })
     }
@@ -172,6 +188,8 @@ extension DependencyContainer {
     ///
     /// - Parameters:
     ///   - name: The dependency's name in the message; the property's name by default.
+    ///   - property: The property that declares the placeholder, whose key path the
+    ///     message writes; leave the default, or forward it from a helper.
     ///   - actor: `MainActor.self`: the value lives on the main actor.
     ///   - placeholder: Builds the value to use for an argument until the dependency is
     ///     supplied, on the main actor.
@@ -183,12 +201,12 @@ extension DependencyContainer {
     ///   that should be overridden.
     @MainActor
     public func unimplemented<Argument: Hashable & Sendable, Value>(
-        _ name: StaticString = #function, on actor: MainActor.Type,
+        _ name: StaticString = #function, property: StaticString = #function, on actor: MainActor.Type,
         placeholder: @escaping @MainActor (Argument) -> Value,
         fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column
     ) -> ProviderFamily<Argument, Value> {
         ProviderFamily(self, .singleton, name, fileID, line, column, MainActor.shared, { argument in
-            self.reportPlaceholder(name, isFamily: true, fileID: fileID, filePath: filePath, line: line, column: column)
+            self.reportPlaceholder(name, property: property, isFamily: true, fileID: fileID, filePath: filePath, line: line, column: column)
             return placeholder(argument)
         })
     }

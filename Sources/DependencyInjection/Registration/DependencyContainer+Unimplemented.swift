@@ -30,10 +30,12 @@ extension DependencyContainer {
     /// registration, resolved on the main actor only, as a `singleton` declared there is).
     /// For a value that lives on the main actor and is not `Sendable`, such as a plain
     /// protocol in an app module with main-actor default isolation, declare
-    /// ``unimplemented(_:on:fileID:line:column:)->Provider<Value>`` instead.
+    /// ``unimplemented(_:property:on:fileID:line:column:)->Provider<Value>`` instead.
     ///
     /// - Parameters:
     ///   - name: The dependency's name in the message; the property's name by default.
+    ///   - property: The property that declares the placeholder, whose key path the
+    ///     message writes; leave the default, or forward it from a helper.
     ///   - fileID: Part of the registration's identity and where the message points;
     ///     leave the default.
     ///   - line: Part of the registration's identity; leave the default.
@@ -43,14 +45,20 @@ extension DependencyContainer {
     /// - Returns: A provider of the property's declared type that must be overridden.
     @inlinable  // specialized where it is declared, and its closure captures nothing: see below
     public func unimplemented<Value: Sendable>(
-        _ name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column,
-        isolation: (any Actor)? = #isolation
+        _ name: StaticString = #function, property: StaticString = #function, fileID: StaticString = #fileID,
+        line: UInt = #line, column: UInt = #column, isolation: (any Actor)? = #isolation
     ) -> Provider<Value> {
         // The closure finds the name, file and line in the frame of the construction it runs
         // in, which its provider's site names, rather than capture them: a request whose
         // handler resolves the request's user makes this provider on every request, and a
-        // capturing closure cost it an allocation.
-        Provider(self, .singleton, nil, name, fileID, line, column, isolation) {
+        // capturing closure cost it an allocation. Only a name of its own captures the
+        // property, for the message's key path.
+        guard UnimplementedMessage.isPropertyName(name, of: property) else {
+            return Provider(self, .singleton, nil, name, fileID, line, column, isolation) {
+                UnimplementedMessage.stopInConstruction(property: property)
+            }
+        }
+        return Provider(self, .singleton, nil, name, fileID, line, column, isolation) {
             UnimplementedMessage.stopInConstruction()
         }
     }
@@ -58,7 +66,7 @@ extension DependencyContainer {
     /// A placeholder for a dependency that another module supplies: resolving it before
     /// that module overrides it reports a ``DependencyIssue`` and returns `placeholder`.
     ///
-    /// Use it instead of ``unimplemented(_:fileID:line:column:isolation:)->Provider<Value>`` when there is a
+    /// Use it instead of ``unimplemented(_:property:fileID:line:column:isolation:)->Provider<Value>`` when there is a
     /// harmless stand-in, so that a forgotten override is reported rather than fatal:
     ///
     /// ```swift
@@ -76,6 +84,8 @@ extension DependencyContainer {
     ///
     /// - Parameters:
     ///   - name: The dependency's name in the message; the property's name by default.
+    ///   - property: The property that declares the placeholder, whose key path the
+    ///     message writes; leave the default, or forward it from a helper.
     ///   - placeholder: The value to use until the dependency is supplied.
     ///   - fileID: Part of the registration's identity; leave the default.
     ///   - filePath: Where the issue points; leave the default.
@@ -86,12 +96,14 @@ extension DependencyContainer {
     ///     there. Leave the default, or forward it from a helper.
     /// - Returns: A provider of the property's declared type that should be overridden.
     public func unimplemented<Value: Sendable>(
-        _ name: StaticString = #function, placeholder: @autoclosure @escaping () -> Value,
-        fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column,
+        _ name: StaticString = #function, property: StaticString = #function,
+        placeholder: @autoclosure @escaping () -> Value, fileID: StaticString = #fileID,
+        filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column,
         isolation: (any Actor)? = #isolation
     ) -> Provider<Value> {
         Provider(self, .singleton, nil, name, fileID, line, column, isolation) {
-            self.reportPlaceholder(name, fileID: fileID, filePath: filePath, line: line, column: column)
+            self.reportPlaceholder(
+                name, property: property, fileID: fileID, filePath: filePath, line: line, column: column)
             return placeholder()
         }
     }
@@ -104,7 +116,7 @@ extension DependencyContainer {
     ///
     /// In main-actor code (an app module with main-actor default isolation) a dependency
     /// may be a plain protocol, which is not `Sendable`, and
-    /// ``unimplemented(_:fileID:line:column:isolation:)->Provider<Value>`` asks for a `Sendable` value
+    /// ``unimplemented(_:property:fileID:line:column:isolation:)->Provider<Value>`` asks for a `Sendable` value
     /// (`type 'any Tracker' does not conform to the 'Sendable' protocol`). Say where the
     /// value lives with `on: MainActor.self`, and supply it with a main-actor override:
     ///
@@ -133,6 +145,8 @@ extension DependencyContainer {
     ///
     /// - Parameters:
     ///   - name: The dependency's name in the message; the property's name by default.
+    ///   - property: The property that declares the placeholder, whose key path the
+    ///     message writes; leave the default, or forward it from a helper.
     ///   - actor: `MainActor.self`: the value lives on the main actor.
     ///   - fileID: Part of the registration's identity and where the message points;
     ///     leave the default.
@@ -141,10 +155,15 @@ extension DependencyContainer {
     /// - Returns: A provider of the property's declared type that must be overridden.
     @MainActor @inlinable
     public func unimplemented<Value>(
-        _ name: StaticString = #function, on actor: MainActor.Type, fileID: StaticString = #fileID,
-        line: UInt = #line, column: UInt = #column
+        _ name: StaticString = #function, property: StaticString = #function, on actor: MainActor.Type,
+        fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column
     ) -> Provider<Value> {
-        Provider(self, .singleton, nil, name, fileID, line, column, MainActor.shared, {
+        guard UnimplementedMessage.isPropertyName(name, of: property) else {
+            return Provider(self, .singleton, nil, name, fileID, line, column, MainActor.shared, {
+                UnimplementedMessage.stopInConstruction(property: property)
+            })
+        }
+        return Provider(self, .singleton, nil, name, fileID, line, column, MainActor.shared, {
             UnimplementedMessage.stopInConstruction()
         })
     }
@@ -154,7 +173,7 @@ extension DependencyContainer {
     /// ``DependencyIssue`` and returns `placeholder`, built on the main actor.
     ///
     /// The main-actor counterpart of
-    /// ``unimplemented(_:placeholder:fileID:filePath:line:column:isolation:)->Provider<Value>``, for a value that is not
+    /// ``unimplemented(_:property:placeholder:fileID:filePath:line:column:isolation:)->Provider<Value>``, for a value that is not
     /// `Sendable`, such as a plain protocol in an app module with main-actor default
     /// isolation:
     ///
@@ -171,10 +190,12 @@ extension DependencyContainer {
     ///
     /// It is resolved on the main actor only, reports once per container, and is
     /// supplied with a main-actor override, as
-    /// ``unimplemented(_:on:fileID:line:column:)->Provider<Value>`` is.
+    /// ``unimplemented(_:property:on:fileID:line:column:)->Provider<Value>`` is.
     ///
     /// - Parameters:
     ///   - name: The dependency's name in the message; the property's name by default.
+    ///   - property: The property that declares the placeholder, whose key path the
+    ///     message writes; leave the default, or forward it from a helper.
     ///   - actor: `MainActor.self`: the value lives on the main actor.
     ///   - placeholder: The value to use until the dependency is supplied, built on the
     ///     main actor.
@@ -185,27 +206,29 @@ extension DependencyContainer {
     /// - Returns: A provider of the property's declared type that should be overridden.
     @MainActor
     public func unimplemented<Value>(
-        _ name: StaticString = #function, on actor: MainActor.Type,
+        _ name: StaticString = #function, property: StaticString = #function, on actor: MainActor.Type,
         placeholder: @autoclosure @escaping @MainActor () -> Value,
         fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column
     ) -> Provider<Value> {
         Provider(self, .singleton, nil, name, fileID, line, column, MainActor.shared, {
-            self.reportPlaceholder(name, fileID: fileID, filePath: filePath, line: line, column: column)
+            self.reportPlaceholder(
+                name, property: property, fileID: fileID, filePath: filePath, line: line, column: column)
             return placeholder()
         })
     }
 }
 
 extension DependencyContainer {
-    /// Reports that the placeholder of `name`, declared at the given place, stands in for
-    /// a dependency no module supplied; `isFamily` when it is a provider family's, which is
-    /// supplied with a closure that takes the argument.
+    /// Reports that the placeholder of `name`, declared by `property` at the given place,
+    /// stands in for a dependency no module supplied; `isFamily` when it is a provider
+    /// family's, which is supplied with a closure that takes the argument.
     func reportPlaceholder(
-        _ name: StaticString, isFamily: Bool = false, fileID: StaticString, filePath: StaticString, line: UInt,
-        column: UInt
+        _ name: StaticString, property: StaticString, isFamily: Bool = false, fileID: StaticString,
+        filePath: StaticString, line: UInt, column: UInt
     ) {
         DependencyIssue(
-            dependency: name.description, message: UnimplementedMessage.placeholder(name, isFamily: isFamily),
+            dependency: name.description,
+            message: UnimplementedMessage.placeholder(name, property: property, isFamily: isFamily),
             fileID: fileID, filePath: filePath, line: line, column: column, container: self
         ).report()
     }
@@ -234,20 +257,41 @@ enum UnimplementedMessage {
     /// its construction, whose frame names the registration: the closure captures nothing.
     @usableFromInline
     static func stopInConstruction() -> Never {
+        stopInConstruction(property: nil)
+    }
+
+    /// ``stopInConstruction()`` for a placeholder with a name of its own, declared by
+    /// `property`: the message shows the name and writes the key path from the property.
+    @usableFromInline
+    static func stopInConstruction(property: StaticString?) -> Never {
         guard let frame = Frame.current, case .registration(let name) = frame.site.name else {
             fatalError("A placeholder made with unimplemented() was resolved with no override: supply it with "
                 + "container.override(\\.name) { … }, where name is the placeholder's property")
         }
         // Only a family's placeholder has an argument: a placeholder provider has none.
-        fatalError(stop(name, isFamily: frame.key.argument != nil), file: frame.site.fileID, line: frame.site.line)
+        fatalError(
+            stop(name, property: property, isFamily: frame.key.argument != nil), file: frame.site.fileID,
+            line: frame.site.line)
+    }
+
+    /// Whether a placeholder's name is its property's: the same literal, as the two
+    /// `#function` defaults of one call are. A name of its own (or the same text at
+    /// another address, which costs only an allocation per resolution) makes the
+    /// placeholder's closure capture the property, for the message's key path. Only the
+    /// addresses are compared: comparing the text cost every resolution about 170
+    /// instructions, as the provider's getter was no longer inlined.
+    @inlinable
+    static func isPropertyName(_ name: StaticString, of property: StaticString) -> Bool {
+        name.hasPointerRepresentation && property.hasPointerRepresentation && name.utf8Start == property.utf8Start
     }
 
     /// The message of a placeholder resolved with no override: how to supply it, and why
     /// an override a scope installed did not reach it, when that is so. Called inside the
     /// placeholder's construction, whose frame names its key and the container resolving
     /// it: the placeholder's closure captures nothing more for a message.
-    static func stop(_ name: StaticString, isFamily: Bool = false) -> String {
-        let message = "\(name) is not implemented in this module: supply it with \(howToSupply(name, isFamily: isFamily))"
+    static func stop(_ name: StaticString, property: StaticString? = nil, isFamily: Bool = false) -> String {
+        let howTo = howToSupply(keyPathSource(name: name, property: property), isFamily: isFamily)
+        let message = "\(name) is not implemented in this module: supply it with \(howTo)"
         let hint = appWideHint
         if !hint.isEmpty { return message + hint }
         let (owner, innermost) = Frame.ownerAndInnermost
@@ -270,9 +314,19 @@ enum UnimplementedMessage {
             + "it with scoped { … }"
     }
 
-    static func placeholder(_ name: StaticString, isFamily: Bool = false) -> String {
+    static func placeholder(_ name: StaticString, property: StaticString? = nil, isFamily: Bool = false) -> String {
         "\(name) is not implemented in this module, so its placeholder was used: "
-            + "supply it with \(howToSupply(name, isFamily: isFamily))"
+            + "supply it with \(howToSupply(keyPathSource(name: name, property: property), isFamily: isFamily))"
+    }
+
+    /// What the message writes the key path from: the property that declares a placeholder
+    /// with a name of its own, unless `property` names a function (not a subscript), a
+    /// helper that wraps `unimplemented` and forwards only the name, which is then its
+    /// caller's property.
+    static func keyPathSource(name: StaticString, property: StaticString?) -> StaticString {
+        guard let property else { return name }
+        let text = property.description
+        return text.contains("(") && !text.hasPrefix("subscript(") ? name : property
     }
 
     /// `container.override(\.analytics) { … }`, or `\.[session: …]` for a subscript, or
