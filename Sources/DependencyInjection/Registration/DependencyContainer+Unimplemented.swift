@@ -238,10 +238,7 @@ extension DependencyContainer {
     fileprivate func hasScopeOverriding(_ key: RegistrationKey) -> Bool {
         var pending = state.withLock { $0.liveChildren }
         while let child = pending.popLast() {
-            // An argument of a family is overridden by its own override or the family's.
-            let (overrides, children) = child.state.withLock {
-                ($0.overrides[key] != nil || (key.argument != nil && $0.overrides[key.registration] != nil), $0.liveChildren)
-            }
+            let (overrides, children) = child.state.withLock { ($0.overrides.hasOverride(for: key), $0.liveChildren) }
             if child.isScope && overrides { return true }
             pending += children
         }
@@ -252,18 +249,13 @@ extension DependencyContainer {
 /// The sentences that name an unimplemented dependency and say how to supply it.
 @usableFromInline
 enum UnimplementedMessage {
-    /// Stops the program for a placeholder resolved with no override, with ``stop(_:)``'s
-    /// message, pointing at the registration. Called by the placeholder's closure, inside
-    /// its construction, whose frame names the registration: the closure captures nothing.
+    /// Stops the program for a placeholder resolved with no override, with
+    /// ``stop(_:property:isFamily:)``'s message, pointing at the registration. Called by the
+    /// placeholder's closure, inside its construction, whose frame names the registration:
+    /// the closure captures nothing, but the property of a placeholder with a name of its
+    /// own, which the message's key path is written from.
     @usableFromInline
-    static func stopInConstruction() -> Never {
-        stopInConstruction(property: nil)
-    }
-
-    /// ``stopInConstruction()`` for a placeholder with a name of its own, declared by
-    /// `property`: the message shows the name and writes the key path from the property.
-    @usableFromInline
-    static func stopInConstruction(property: StaticString?) -> Never {
+    static func stopInConstruction(property: StaticString? = nil) -> Never {
         guard let frame = Frame.current, case .registration(let name) = frame.site.name else {
             fatalError("A placeholder made with unimplemented() was resolved with no override: supply it with "
                 + "container.override(\\.name) { … }, where name is the placeholder's property")

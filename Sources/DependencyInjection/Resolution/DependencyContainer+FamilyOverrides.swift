@@ -85,4 +85,12 @@ extension OverrideTable {
         else { return nil }
         return family.apply(argument)
     }
+
+    /// Whether ``override(for:)`` finds an override for `key`, without applying a family's
+    /// to the argument: for messages, which need only to know.
+    func hasOverride(for key: RegistrationKey) -> Bool {
+        if self[key] != nil { return true }
+        guard key.argument != nil, !isEmpty else { return false }
+        return self[key.registration] is FamilyOverride
+    }
 }
