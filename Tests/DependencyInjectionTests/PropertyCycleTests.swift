@@ -31,6 +31,19 @@ extension DependencyContainer {
     }
 }
 
+/// Reads its own property in the getter of the provider the property names, before the
+/// getter makes the provider: a cycle that runs no registration's closure.
+final class GetterReadingHolder: @unchecked Sendable {
+    @Dependency(\.getterReader) var node
+}
+
+extension DependencyContainer {
+    var getterReader: Provider<Node> {
+        _ = (getValue(forKey: "holder") as GetterReadingHolder?)?.node
+        return singleton { Node() }
+    }
+}
+
 /// Holds a property whose registration needs `crossSingleton`, whose factory reads the
 /// property back: a cycle that two threads can enter from both ends.
 final class CrossHolder: @unchecked Sendable {
@@ -101,6 +114,22 @@ extension DependencyContainer {
         #expect(cycle?.names == ["@Dependency in SelfReadingHolder", "selfReader", "@Dependency in SelfReadingHolder"],
             "\(cycle?.description ?? "")")
         #expect(cycle?.isCycle(cycle?.names ?? []) == true)
+    }
+
+    /// A provider's getter runs before the property's first read knows whether it must
+    /// build; reading the property back there is a cycle all the same, named as one, not a
+    /// recursion that overflows the stack.
+    @Test func readingAPropertyInTheGetterOfItsProviderNamesTheChain() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            endProcessIfHung("a property cycle through a provider's getter")
+            let container = DependencyContainer()
+            let holder = DependencyContainer.withMain(container) { GetterReadingHolder() }
+            container.setValue(holder, forKey: "holder")
+            _ = holder.node
+        }
+        let cycle = CycleChain(result)
+        #expect(cycle?.names == ["@Dependency in GetterReadingHolder", "@Dependency in GetterReadingHolder"],
+            "\(standardError(of: result))")
     }
 
     // MARK: - Across threads

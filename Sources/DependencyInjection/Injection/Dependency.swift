@@ -115,14 +115,19 @@ public struct Dependency<Value> {
     /// through ``init(_:container:function:fileID:line:)-(KeyPath<DependencyContainer,Value>,_,_,_,_)``
     /// and any other is a provider's.
     @inlinable
-    static func resolve(_ keyPath: AnyKeyPath, in container: DependencyContainer) -> AnyBox {
+    static func resolve(
+        _ keyPath: AnyKeyPath, in container: DependencyContainer, inFrame: (() -> AnyBox) -> AnyBox
+    ) -> AnyBox {
         if type(of: keyPath).valueType == Value.self {
-            return Box(container[keyPath: unsafeDowncast(keyPath, to: KeyPath<DependencyContainer, Value>.self)])
+            return inFrame {
+                Box(container[keyPath: unsafeDowncast(keyPath, to: KeyPath<DependencyContainer, Value>.self)])
+            }
         }
         let keyPath = unsafeDowncast(keyPath, to: KeyPath<DependencyContainer, Provider<Value>>.self)
         let provider = container[keyPath: keyPath]
         RegistrationIdentity.note(keyPath, leadsTo: provider.key, name: provider.name, in: container)
-        return container.resolveBoxed(provider)
+        if let box = container.cachedBox(provider) { return box }
+        return inFrame { container.resolveBoxed(provider) }
     }
 
     /// The dependency, resolved on first access.
@@ -138,8 +143,9 @@ public struct Dependency<Value> {
         get {
             let words = self.words
             if let value = _PublishedBox.value(in: words.published, as: Value.self) { return value }
-            let box = DependencyStorage.resolveOnce(from: words.published, declaredAt: words.site) { container, keyPath in
-                Self.resolve(keyPath, in: container)
+            let box = DependencyStorage.resolveOnce(from: words.published, declaredAt: words.site) {
+                container, keyPath, inFrame in
+                Self.resolve(keyPath, in: container, inFrame: inFrame)
             }
             return _PublishedBox.unbox(box, as: Value.self)
         }

@@ -15,7 +15,11 @@
 /// - Everything else (resolving, switching the container, resetting, setting) is
 ///   serialised by one of ``_LockStripes``' locks, picked by this object's address. Those
 ///   sections are short, run no user code, take no other lock and release nothing.
-/// - The first resolution runs in a ``Frame``, like a construction, so that what it
+/// - A first read of what the container already keeps (a singleton built at launch, read
+///   by every new view model) takes no frame: the wrapper projects the provider, finds its
+///   instance, and the storage publishes it if the property still resolves from that
+///   container.
+/// - Any other first resolution runs in a ``Frame``, like a construction, so that what it
 ///   creates knows its container and the owner reading the property again is a cycle,
 ///   named without evaluating any registration. The frame is the thread's spare one, the
 ///   frame its last first read ended in, when nothing else holds that any more
@@ -139,15 +143,96 @@ final class DependencyStorage: @unchecked Sendable {
         }
     }
 
+    /// How the wrapper resolves its key path in a container: given the container, the key
+    /// path, and `inFrame`, which runs what may build in the property's frame (see
+    /// ``resolveOnce(declaredAt:_:)``), it returns the resolved value's box.
+    @usableFromInline
+    typealias Resolve = (DependencyContainer, AnyKeyPath, _ inFrame: (() -> AnyBox) -> AnyBox) -> AnyBox
+
     /// The slow path of a wrapper read: resolves through the storage whose published word
     /// is `slot`, for the property declared at `site`, with `resolve`, which the wrapper
-    /// passes: it resolves a key path of the wrapper's value in a container.
+    /// passes.
     @usableFromInline @inline(never)
-    static func resolveOnce(
-        from slot: UnsafeMutablePointer<AnyBox?>, declaredAt site: PropertySite,
-        _ resolve: (DependencyContainer, AnyKeyPath) -> AnyBox
-    ) -> AnyBox {
+    static func resolveOnce(from slot: UnsafeMutablePointer<AnyBox?>, declaredAt site: PropertySite, _ resolve: Resolve)
+        -> AnyBox
+    {
         _PublishedBox.withOwner(of: slot, as: DependencyStorage.self) { $0.resolveOnce(declaredAt: site.site, resolve) }
+    }
+
+    /// What a first read finds under the lock before it resolves anything.
+    private enum Arrival {
+        /// A value is published: the read is over.
+        case resolved(AnyBox)
+        /// The word holds the container alone: nearly every first read.
+        case idle(DependencyContainer)
+        /// A resolution is in progress, or the state is in full.
+        case busy
+    }
+
+    /// Resolves the property for its first read.
+    ///
+    /// Most first reads find what they resolve already built: a singleton the container
+    /// keeps. Building needs the property's frame, and the frame costs more than the read,
+    /// so `resolve` asks for it (`inFrame`) only for what it cannot serve without: a plain
+    /// registration, whose getter is the construction, and a provider whose instance is not
+    /// cached. A provider's getter only makes the provider, and runs outside the frame.
+    ///
+    /// What a read serves without a frame is published only if the word still holds the
+    /// container it came from. A read that overlaps a change (another owner's first read
+    /// taking the frame, a switch of container, a reset) goes on as a read arriving after
+    /// it: it waits for that resolution or resolves again, so that every reader of the
+    /// property sees the value it keeps.
+    func resolveOnce(declaredAt site: Site, _ resolve: Resolve) -> AnyBox {
+        let arrival: Arrival = lock.withLock { _ in
+            if let box = _PublishedBox.published(in: published) { return .resolved(box) }
+            guard holdsContainerAlone else { return .busy }
+            return .idle(unsafeDowncast(state, to: DependencyContainer.self))
+        }
+        let container: DependencyContainer
+        switch arrival {
+        case .resolved(let box): return box
+        case .busy: return resolveInFrame(declaredAt: site, resolve)
+        case .idle(let idle): container = idle
+        }
+        // Read again in the getter of its own provider: the frame makes a third read a cycle.
+        if ThreadFrames.isReadingUnframed(ObjectIdentifier(self)) { return resolveInFrame(declaredAt: site, resolve) }
+        var (framed, switched) = (false, false)
+        let previous = ThreadFrames.beginUnframedRead(of: ObjectIdentifier(self))
+        let box = resolve(container, keyPath) { build in
+            framed = true
+            if let box = resolveInFrame(declaredAt: site, expecting: container, { _ in build() }) { return box }
+            switched = true
+            return Self.switchedMarker
+        }
+        ThreadFrames.endUnframedRead(restoring: previous)
+        if framed && !switched { return box }
+        if !framed, let served = publish(box, servedBy: container) { return served }
+        // The state changed meanwhile: another owner's resolution began, or the container
+        // was switched or the property reset. Its road decides, as for a read arriving now.
+        return resolveInFrame(declaredAt: site, resolve)
+    }
+
+    /// What `inFrame` hands back to the wrapper when the property's container was switched
+    /// since the read began: the read starts again, and nothing uses this box.
+    private static let switchedMarker = AnyBox()
+
+    /// Resolves the property in a frame of its own, from whatever container the state
+    /// holds: the road of a read that found more than the container in the word.
+    private func resolveInFrame(declaredAt site: Site, _ resolve: Resolve) -> AnyBox {
+        // Nothing is expected, so the read goes on from whatever the state holds.
+        resolveInFrame(declaredAt: site, expecting: nil) { resolve($0, keyPath) { build in build() } }!
+    }
+
+    /// Publishes `box`, which `container` served without a frame, and returns what the read
+    /// yields: what another read published first, or `box`; or nil, publishing nothing, when
+    /// the word no longer holds `container` alone.
+    private func publish(_ box: AnyBox, servedBy container: DependencyContainer) -> AnyBox? {
+        lock.withLock { _ in
+            if let first = _PublishedBox.published(in: published) { return first }
+            guard state === container else { return nil }
+            retire(swapPublished(box))
+            return box
+        }
     }
 
     private enum Step {
@@ -159,16 +244,27 @@ final class DependencyStorage: @unchecked Sendable {
         /// frame's last one when the read ends (``ThreadFrames/keepSpare(_:)``).
         case resolve(Unmanaged<Frame>, DependencyContainer)
         case released
+        /// The state no longer resolves from the container `expecting` named.
+        case switched
     }
 
-    func resolveOnce(declaredAt site: Site, _ resolve: (DependencyContainer, AnyKeyPath) -> AnyBox) -> AnyBox {
+    /// Resolves the property in a frame of its own, with `build`, given the container the
+    /// state holds; or waits for the resolution in progress, or stops a cycle. Returns nil,
+    /// having done nothing, when `expecting` names a container and the property would
+    /// resolve from another one.
+    private func resolveInFrame(
+        declaredAt site: Site, expecting: DependencyContainer?, _ build: (DependencyContainer) -> AnyBox
+    ) -> AnyBox? {
         let (owner, enclosing) = Frame.ownerAndInnermost
         var spare = ThreadFrames.takeSpareFrame()
         let bindingsBefore = ThreadFrames.bindingsMade
         let step: Step = lock.withLock { _ in
             if let box = _PublishedBox.published(in: published) { return .resolved(box) }
             // Nearly every first read: the word holds the container, and takes the frame.
-            guard holdsContainerAlone else { return nextStep(for: owner, enclosing: enclosing, site: site) }
+            guard holdsContainerAlone else {
+                return nextStep(for: owner, enclosing: enclosing, site: site, expecting: expecting)
+            }
+            if let expecting, state !== expecting { return .switched }
             // Swapped, not assigned: the container's reference moves to this resolution
             // and back, without a count (a container that something holds weakly counts
             // its references on the runtime's slow path).
@@ -185,6 +281,8 @@ final class DependencyStorage: @unchecked Sendable {
         switch step {
         case .resolved(let box):
             return box
+        case .switched:
+            return nil
         case .released:
             stopReleased(declaredAt: site)
         case .cycle(let frame):
@@ -193,7 +291,7 @@ final class DependencyStorage: @unchecked Sendable {
             return construction.wait(as: owner, innermost: enclosing)
         case .resolve(let frame, let container):
             // No cycle check: this frame is new, and no frame of this property is running.
-            let box = frame._withUnsafeGuaranteedRef { $0.bind { resolve(container, keyPath) } }
+            let box = frame._withUnsafeGuaranteedRef { $0.bind { build(container) } }
             var (ended, waiting, alone): (AnyObject?, InFlight?, Bool) = lock.withLock { _ in
                 guard state === frame.takeUnretainedValue() else {
                     let (ended, waiting) = end(frame.takeUnretainedValue(), publishing: box)
@@ -227,7 +325,7 @@ final class DependencyStorage: @unchecked Sendable {
     /// resolution in progress, stops a cycle, or resolves with the state in full. Under
     /// the lock.
     @inline(never)
-    private func nextStep(for owner: Owner, enclosing: Frame?, site: Site) -> Step {
+    private func nextStep(for owner: Owner, enclosing: Frame?, site: Site, expecting: DependencyContainer?) -> Step {
         let detailed: PropertyState
         switch phase {
         case .idle:
@@ -243,6 +341,7 @@ final class DependencyStorage: @unchecked Sendable {
             return .wait(detailed.construction(awaitedFrom: frame))
         }
         guard let container = detailed.container else { return .released }
+        if let expecting, container !== expecting { return .switched }
         let frame = makeFrame(
             resolvingFrom: container, keepsResult: detailed.strongContainer == nil, owner: owner, enclosing: enclosing,
             site: site)

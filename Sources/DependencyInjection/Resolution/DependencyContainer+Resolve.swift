@@ -23,10 +23,16 @@ extension DependencyContainer {
     /// ```
     @inlinable
     func resolveBoxed<Value>(_ provider: Provider<Value>) -> AnyBox {
-        if provider.scope.isKeptByContainer, let box = state.withLock({ $0.cachedSingletonBox(provider.key) }) {
-            return box
-        }
+        if let box = cachedBox(provider) { return box }
         return Box(resolveSlowly(provider))
+    }
+
+    /// The box of `provider`'s instance that this container keeps, if it is built and
+    /// nothing needs the slow path (see ``ContainerState/cachedSingletonBox(_:)``).
+    @inlinable
+    func cachedBox<Value>(_ provider: Provider<Value>) -> AnyBox? {
+        guard provider.scope.isKeptByContainer else { return nil }
+        return state.withLock { $0.cachedSingletonBox(provider.key) }
     }
 
     /// The road every synchronous resolution takes past the inline cache: a scope container

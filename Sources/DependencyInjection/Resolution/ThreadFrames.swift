@@ -42,7 +42,8 @@ enum ThreadFrames {
     /// The indices of the words of a thread's slot: the innermost frame, the base (the frame the
     /// outermost of this thread's frames started in, if any), the block of plain frames in
     /// use and how many of its places are taken, the first block, the spare frame (retained),
-    /// how many frames the thread has bound as task-local values, then the buckets.
+    /// how many frames the thread has bound as task-local values, the `@Dependency` storage
+    /// whose read the thread serves without a frame, then the buckets.
     private static let innermostIndex = 0
     private static let baseIndex = 1
     private static let plainBlockIndex = 2
@@ -50,7 +51,8 @@ enum ThreadFrames {
     private static let firstPlainBlockIndex = 4
     private static let spareIndex = 5
     private static let bindingsIndex = 6
-    private static let firstBucketIndex = 7
+    private static let unframedReadIndex = 7
+    private static let firstBucketIndex = 8
     static let bucketBits = 6
     static let bucketCount = 1 << bucketBits
     /// How many plain frames one block of a thread's stack holds: enough for the chains of
@@ -165,6 +167,32 @@ enum ThreadFrames {
     static func noteBinding() {
         let slot = slot
         slot.words[bindingsIndex] = Word(bitPattern: Int(bitPattern: slot.words[bindingsIndex]) &+ 1)
+    }
+
+    /// Marks `storage`'s first read as served on this thread without a frame, while the
+    /// provider's getter runs, and returns the mark it replaces, for ``endUnframedRead(restoring:)``.
+    /// A read of the same property in that getter finds the mark and takes a frame, so that
+    /// reading it once more is a cycle, named as one.
+    ///
+    /// ```swift
+    /// let previous = ThreadFrames.beginUnframedRead(of: ObjectIdentifier(storage))
+    /// defer { ThreadFrames.endUnframedRead(restoring: previous) }
+    /// ```
+    static func beginUnframedRead(of storage: ObjectIdentifier) -> Word? {
+        let slot = slot
+        let previous = slot.words[unframedReadIndex]
+        slot.words[unframedReadIndex] = Word(bitPattern: UInt(bitPattern: storage))
+        return previous
+    }
+
+    /// Puts back the mark that ``beginUnframedRead(of:)`` replaced.
+    static func endUnframedRead(restoring previous: Word?) {
+        slot.words[unframedReadIndex] = previous
+    }
+
+    /// Whether this thread is serving `storage`'s first read without a frame.
+    static func isReadingUnframed(_ storage: ObjectIdentifier) -> Bool {
+        slot.words[unframedReadIndex] == Word(bitPattern: UInt(bitPattern: storage))
     }
 
     /// Keeps `frame`, a read's frame that has ended, as this thread's spare, and sets
