@@ -1,4 +1,4 @@
-import DependencyInjection
+@testable import DependencyInjection
 import Foundation
 import Testing
 
@@ -10,27 +10,34 @@ final class CachedClientHolder: @unchecked Sendable {
 }
 
 /// Holds one property whose provider's getter switches the property's container the first
-/// time it runs, as a change made on another thread between the read's start and its end.
-final class SwitchingGetterHolder: @unchecked Sendable {
+/// time it runs, as a change made on another thread between the read's start and its end:
+/// the property of a factory. A declaration of its own, since the road of a declaration's
+/// first reads follows what its last one found (``PropertySite/lastReadFoundItKept``).
+final class SwitchingFactoryHolder: @unchecked Sendable {
     @Dependency(\.switchingNode) var node
     init() {}
 }
 
-/// Where the getter of `switchingNode` finds the holder to switch, and the container to
-/// switch it to, once.
+/// The same for a singleton, found kept in the container it is first read from.
+final class SwitchingSingletonHolder: @unchecked Sendable {
+    @Dependency(\.switchingNode) var node
+    init() {}
+}
+
+/// What the getter of `switchingNode` does the first time it runs: switch a property.
 final class PendingSwitch: @unchecked Sendable {
     private let lock = NSLock()
-    private var target: (SwitchingGetterHolder, DependencyContainer)?
+    private var action: (() -> Void)?
 
-    init(_ holder: SwitchingGetterHolder, to container: DependencyContainer) { target = (holder, container) }
+    init(_ action: @escaping () -> Void) { self.action = action }
 
-    /// Switches the holder's property to the container, the first time only.
+    /// Runs the action, the first time only.
     func fire() {
         lock.lock()
-        let target = self.target
-        self.target = nil
+        let action = self.action
+        self.action = nil
         lock.unlock()
-        if let (holder, container) = target { holder.$node.container = container }
+        action?()
     }
 }
 
@@ -43,6 +50,23 @@ extension DependencyContainer {
         if getValue(forKey: "scope") == "factory" { return factory { TaggedNode(tag) } }
         return singleton { TaggedNode(tag) }
     }
+}
+
+/// Declarations with sites of their own, for tests that follow the hint of their first
+/// reads: each is read by one test only.
+final class FactoryHintProbe: @unchecked Sendable {
+    @Dependency(\.feedLoader, function: "FactoryHintProbe", line: 9_001) var loader
+    init() {}
+}
+
+final class SingletonHintProbe: @unchecked Sendable {
+    @Dependency(\.httpClient, function: "SingletonHintProbe", line: 9_002) var client
+    init() {}
+}
+
+final class PlainHintProbe: @unchecked Sendable {
+    @Dependency(\.baseURL, function: "PlainHintProbe", line: 9_003) var baseURL
+    init() {}
 }
 
 final class TaggedNode: Sendable {
@@ -75,29 +99,73 @@ final class TaggedNode: Sendable {
         #expect(builds.count == 1)
     }
 
-    /// The getter makes the provider of the old container; the switch lands before the read
-    /// takes its frame to build. What it builds must be the new container's.
-    @Test func aReadThatMustBuildAfterASwitchBuildsFromTheNewContainer() {
+    /// The getter makes the provider of the old container, and the switch lands before the
+    /// read builds. The read overlaps the switch, so it may yield either container's
+    /// value; the property then resolves from the new container, and keeps what it
+    /// resolves there. A read that built from the old container's provider and published
+    /// it would keep the old value after the switch.
+    @Test func aReadThatMustBuildAcrossASwitchLeavesTheNewContainersValue() {
         let (old, new) = containers(scope: "factory")
-        let holder = DependencyContainer.withMain(old) { SwitchingGetterHolder() }
-        old.setValue(PendingSwitch(holder, to: new), forKey: "switch")
-        #expect(holder.node.tag == "new")
-        #expect(holder.node.tag == "new", "the read published another container's value")
+        let holder = DependencyContainer.withMain(old) { SwitchingFactoryHolder() }
+        old.setValue(PendingSwitch { holder.$node.container = new }, forKey: "switch")
+        #expect(["old", "new"].contains(holder.node.tag))
+        let kept = holder.node
+        #expect(kept.tag == "new", "a value resolved before the switch was published after it")
+        #expect(holder.node === kept)
         #expect(holder.$node.container === new)
     }
 
-    /// The old container serves its instance before the read sees the switch: the read
-    /// goes on from the new container, as a read that began after the switch, and the old
-    /// instance is not published over it.
-    @Test func aReadServedAcrossASwitchResolvesFromTheNewContainer() {
+    /// The old container serves its instance before the read sees the switch. The read may
+    /// yield it, but must not publish it over the switch: the property then serves the new
+    /// container's instance.
+    @Test func aReadServedAcrossASwitchLeavesTheNewContainersInstance() {
         let (old, new) = containers(scope: "singleton")
         let oldInstance = old.switchingNode()
-        let holder = DependencyContainer.withMain(old) { SwitchingGetterHolder() }
-        old.setValue(PendingSwitch(holder, to: new), forKey: "switch")
+        let holder = DependencyContainer.withMain(old) { SwitchingSingletonHolder() }
+        old.setValue(PendingSwitch { holder.$node.container = new }, forKey: "switch")
         let first = holder.node
-        #expect(first !== oldInstance, "the old container's instance was served after the switch")
-        #expect(first === new.switchingNode())
-        #expect(holder.node === first)
+        #expect(first === oldInstance || first === new.switchingNode())
+        #expect(holder.node === new.switchingNode(), "the old container's instance was published after the switch")
+    }
+
+    /// A factory builds on every first read: after one, the declaration's reads take the
+    /// frame at once, as every first read did before, and still build once per object.
+    @Test func aFactoryDeclarationTakesTheFrameOnceAReadBuilt() {
+        let site = PropertySite(declaredIn: "FactoryHintProbe", fileID: #fileID, line: 9_001)
+        let container = DependencyContainer()
+        let probes = (0..<3).map { _ in DependencyContainer.withMain(container) { FactoryHintProbe() } }
+        var loaders: [ObjectIdentifier] = []
+        for probe in probes {
+            loaders.append(ObjectIdentifier(probe.loader))
+            #expect(!site.lastReadFoundItKept, "a read that built left the declaration looking first")
+            #expect(ObjectIdentifier(probe.loader) == loaders.last, "a second read of one object built again")
+        }
+        #expect(Set(loaders).count == 3)
+    }
+
+    /// A singleton's first read builds it; the next object's read, in the frame, finds it
+    /// kept, and the declaration's reads look first again.
+    @Test func aSingletonDeclarationLooksFirstAgainOnceAReadFindsItKept() {
+        let site = PropertySite(declaredIn: "SingletonHintProbe", fileID: #fileID, line: 9_002)
+        let container = DependencyContainer()
+        let builds = container.counter("httpClient")
+        let probes = (0..<3).map { _ in DependencyContainer.withMain(container) { SingletonHintProbe() } }
+        _ = probes[0].client
+        #expect(!site.lastReadFoundItKept, "the read that built the singleton")
+        _ = probes[1].client
+        #expect(site.lastReadFoundItKept, "the read that found it kept")
+        _ = probes[2].client
+        #expect(site.lastReadFoundItKept)
+        #expect(probes.allSatisfy { $0.client === container.httpClient() })
+        #expect(builds.count == 1)
+    }
+
+    @Test func aPlainDeclarationTakesTheFrameOnceARead() {
+        let site = PropertySite(declaredIn: "PlainHintProbe", fileID: #fileID, line: 9_003)
+        let mocked = DependencyContainer(isMocked: true)
+        let probe = DependencyContainer.withMain(mocked) { PlainHintProbe() }
+        #expect(probe.baseURL == "http://localhost:8080")
+        #expect(!site.lastReadFoundItKept)
     }
 
     /// Readers of new objects race an override that replaces the singleton they read: each

@@ -106,28 +106,34 @@ public struct Dependency<Value> {
         words = PropertyWords(published: storage.published, site: PropertySite(declaredIn: function, fileID: fileID, line: line))
     }
 
-    /// Resolves the property's key path in `container`, into a box: the slow path of a
-    /// read, compiled where the wrapper is used, so that no storage keeps a function.
-    /// One function serves both initializers, so that the wrapper keeps no word to tell
-    /// them apart.
+    /// Resolves the property's key path in `container`, into a box, as far as `step` allows
+    /// (``DependencyStorage/FirstReadStep``): the slow path of a read, compiled where the
+    /// wrapper is used, so that no storage keeps a function. One function serves both
+    /// initializers, so that the wrapper keeps no word to tell them apart.
     ///
     /// Key paths are invariant in their value type, so one whose value is `Value` came
     /// through ``init(_:container:function:fileID:line:)-(KeyPath<DependencyContainer,Value>,_,_,_,_)``
-    /// and any other is a provider's.
+    /// and any other is a provider's. A plain property's getter is its construction, so a
+    /// look does not read it; a provider's getter only makes the provider.
     @inlinable
     static func resolve(
-        _ keyPath: AnyKeyPath, in container: DependencyContainer, inFrame: (() -> AnyBox) -> AnyBox
-    ) -> AnyBox {
+        _ keyPath: AnyKeyPath, in container: DependencyContainer, _ step: inout DependencyStorage.FirstReadStep
+    ) -> AnyBox? {
         if type(of: keyPath).valueType == Value.self {
-            return inFrame {
-                Box(container[keyPath: unsafeDowncast(keyPath, to: KeyPath<DependencyContainer, Value>.self)])
-            }
+            if step == .look { return nil }
+            step = .built
+            return Box(container[keyPath: unsafeDowncast(keyPath, to: KeyPath<DependencyContainer, Value>.self)])
         }
         let keyPath = unsafeDowncast(keyPath, to: KeyPath<DependencyContainer, Provider<Value>>.self)
         let provider = container[keyPath: keyPath]
         RegistrationIdentity.note(keyPath, leadsTo: provider.key, name: provider.name, in: container)
-        if let box = container.cachedBox(provider) { return box }
-        return inFrame { container.resolveBoxed(provider) }
+        if let box = container.cachedBox(provider) {
+            step = .foundKept
+            return box
+        }
+        if step == .look { return nil }
+        step = .built
+        return Box(container.resolveSlowly(provider))
     }
 
     /// The dependency, resolved on first access.
@@ -144,8 +150,8 @@ public struct Dependency<Value> {
             let words = self.words
             if let value = _PublishedBox.value(in: words.published, as: Value.self) { return value }
             let box = DependencyStorage.resolveOnce(from: words.published, declaredAt: words.site) {
-                container, keyPath, inFrame in
-                Self.resolve(keyPath, in: container, inFrame: inFrame)
+                container, keyPath, step in
+                Self.resolve(keyPath, in: container, &step)
             }
             return _PublishedBox.unbox(box, as: Value.self)
         }

@@ -67,9 +67,12 @@ final class DependencyStorage: @unchecked Sendable {
 
     @usableFromInline
     init(_ keyPath: AnyKeyPath, container chosen: DependencyContainer?) {
-        // The container building the owning object, if one is; else `main`.
+        // The container building the owning object, if one is (or whose first read without a
+        // frame runs the getter creating it); else `main`.
         let (owner, innermost) = Frame.mayBeBuilding ? Frame.ownerAndInnermost : (.nobody, nil)
-        let container = chosen ?? Frame.building(from: innermost, owner: owner) ?? DependencyContainer.main
+        let container =
+            chosen ?? Frame.building(from: innermost, owner: owner) ?? ThreadFrames.unframedReadContainer
+            ?? DependencyContainer.main
         // A construction of `container` still running builds something the container
         // keeps (a singleton, directly or through a task it started, or an object whose
         // property it resolves): holding the container strongly would keep both forever.
@@ -143,11 +146,26 @@ final class DependencyStorage: @unchecked Sendable {
         }
     }
 
-    /// How the wrapper resolves its key path in a container: given the container, the key
-    /// path, and `inFrame`, which runs what may build in the property's frame (see
-    /// ``resolveOnce(declaredAt:_:)``), it returns the resolved value's box.
+    /// How far a first read may go: only look for what the container keeps, or resolve,
+    /// building if it must; and, once resolved, how it went.
     @usableFromInline
-    typealias Resolve = (DependencyContainer, AnyKeyPath, _ inFrame: (() -> AnyBox) -> AnyBox) -> AnyBox
+    enum FirstReadStep {
+        /// Look for the instance the container keeps; build nothing, and run no getter that
+        /// builds (a plain property's getter is its construction).
+        case look
+        /// Resolve, building if needed: the property's frame is running.
+        case resolve
+        /// Resolved: the container kept the instance.
+        case foundKept
+        /// Resolved: something was built.
+        case built
+    }
+
+    /// How the wrapper resolves its key path in a container, as far as `step` allows: the
+    /// box, and `step` set to how it went; or nil when `step` is ``FirstReadStep/look``
+    /// and the container keeps no instance.
+    @usableFromInline
+    typealias Resolve = (DependencyContainer, AnyKeyPath, _ step: inout FirstReadStep) -> AnyBox?
 
     /// The slow path of a wrapper read: resolves through the storage whose published word
     /// is `slot`, for the property declared at `site`, with `resolve`, which the wrapper
@@ -156,10 +174,10 @@ final class DependencyStorage: @unchecked Sendable {
     static func resolveOnce(from slot: UnsafeMutablePointer<AnyBox?>, declaredAt site: PropertySite, _ resolve: Resolve)
         -> AnyBox
     {
-        _PublishedBox.withOwner(of: slot, as: DependencyStorage.self) { $0.resolveOnce(declaredAt: site.site, resolve) }
+        _PublishedBox.withOwner(of: slot, as: DependencyStorage.self) { $0.resolveOnce(declaredAt: site, resolve) }
     }
 
-    /// What a first read finds under the lock before it resolves anything.
+    /// What a first read finds under the lock before it looks for a kept instance.
     private enum Arrival {
         /// A value is published: the read is over.
         case resolved(AnyBox)
@@ -171,18 +189,29 @@ final class DependencyStorage: @unchecked Sendable {
 
     /// Resolves the property for its first read.
     ///
-    /// Most first reads find what they resolve already built: a singleton the container
-    /// keeps. Building needs the property's frame, and the frame costs more than the read,
-    /// so `resolve` asks for it (`inFrame`) only for what it cannot serve without: a plain
-    /// registration, whose getter is the construction, and a provider whose instance is not
-    /// cached. A provider's getter only makes the provider, and runs outside the frame.
-    ///
-    /// What a read serves without a frame is published only if the word still holds the
+    /// Most first reads find what they resolve built already: a singleton the container
+    /// keeps. Building needs the property's frame, and the frame costs more than such a
+    /// read, so the read looks first, without a frame: the wrapper reads the key path
+    /// (a provider's getter only makes the provider) and asks the container for the
+    /// instance it keeps. What it finds is published only if the word still holds the
     /// container it came from. A read that overlaps a change (another owner's first read
-    /// taking the frame, a switch of container, a reset) goes on as a read arriving after
-    /// it: it waits for that resolution or resolves again, so that every reader of the
-    /// property sees the value it keeps.
-    func resolveOnce(declaredAt site: Site, _ resolve: Resolve) -> AnyBox {
+    /// taking the frame, a switch of container, a reset), or finds nothing kept, goes on
+    /// in the frame, as a read arriving then: it waits for the resolution in progress, or
+    /// resolves, so that every reader of the property sees the value it keeps.
+    ///
+    /// Looking costs a read that must build one more round of the lock and a second read
+    /// of the key path. So a declaration whose last first read built (a factory, a plain
+    /// property) takes the frame at once, and looks again once a read in the frame finds
+    /// the instance kept (``PropertySite/lastReadFoundItKept``).
+    func resolveOnce(declaredAt site: PropertySite, _ resolve: Resolve) -> AnyBox {
+        // Only a read that nothing encloses looks: one inside a construction (on this
+        // thread, or inherited by this task), or inside another read's look, takes its
+        // frame, which names it in a cycle's chain.
+        guard site.lastReadFoundItKept, !ThreadFrames.isBuilding, !ThreadFrames.isReadingUnframed,
+            Frame.innermostBound == nil
+        else {
+            return resolveInFrame(declaredAt: site, resolve)
+        }
         let arrival: Arrival = lock.withLock { _ in
             if let box = _PublishedBox.published(in: published) { return .resolved(box) }
             guard holdsContainerAlone else { return .busy }
@@ -194,33 +223,12 @@ final class DependencyStorage: @unchecked Sendable {
         case .busy: return resolveInFrame(declaredAt: site, resolve)
         case .idle(let idle): container = idle
         }
-        // Read again in the getter of its own provider: the frame makes a third read a cycle.
-        if ThreadFrames.isReadingUnframed(ObjectIdentifier(self)) { return resolveInFrame(declaredAt: site, resolve) }
-        var (framed, switched) = (false, false)
-        let previous = ThreadFrames.beginUnframedRead(of: ObjectIdentifier(self))
-        let box = resolve(container, keyPath) { build in
-            framed = true
-            if let box = resolveInFrame(declaredAt: site, expecting: container, { _ in build() }) { return box }
-            switched = true
-            return Self.switchedMarker
-        }
-        ThreadFrames.endUnframedRead(restoring: previous)
-        if framed && !switched { return box }
-        if !framed, let served = publish(box, servedBy: container) { return served }
-        // The state changed meanwhile: another owner's resolution began, or the container
-        // was switched or the property reset. Its road decides, as for a read arriving now.
+        ThreadFrames.beginUnframedRead(from: container)
+        var step = FirstReadStep.look
+        let found = resolve(container, keyPath, &step)
+        ThreadFrames.endUnframedRead()
+        if let found, let served = publish(found, servedBy: container) { return served }
         return resolveInFrame(declaredAt: site, resolve)
-    }
-
-    /// What `inFrame` hands back to the wrapper when the property's container was switched
-    /// since the read began: the read starts again, and nothing uses this box.
-    private static let switchedMarker = AnyBox()
-
-    /// Resolves the property in a frame of its own, from whatever container the state
-    /// holds: the road of a read that found more than the container in the word.
-    private func resolveInFrame(declaredAt site: Site, _ resolve: Resolve) -> AnyBox {
-        // Nothing is expected, so the read goes on from whatever the state holds.
-        resolveInFrame(declaredAt: site, expecting: nil) { resolve($0, keyPath) { build in build() } }!
     }
 
     /// Publishes `box`, which `container` served without a frame, and returns what the read
@@ -244,27 +252,22 @@ final class DependencyStorage: @unchecked Sendable {
         /// frame's last one when the read ends (``ThreadFrames/keepSpare(_:)``).
         case resolve(Unmanaged<Frame>, DependencyContainer)
         case released
-        /// The state no longer resolves from the container `expecting` named.
-        case switched
     }
 
-    /// Resolves the property in a frame of its own, with `build`, given the container the
-    /// state holds; or waits for the resolution in progress, or stops a cycle. Returns nil,
-    /// having done nothing, when `expecting` names a container and the property would
-    /// resolve from another one.
-    private func resolveInFrame(
-        declaredAt site: Site, expecting: DependencyContainer?, _ build: (DependencyContainer) -> AnyBox
-    ) -> AnyBox? {
+    /// Resolves the property in a frame of its own, from whatever container the state
+    /// holds; or waits for the resolution in progress, or stops a cycle: the road of a read
+    /// that found more than the container in the word, nothing kept, or a declaration whose
+    /// last first read built. Notes for the declaration whether the read, if it resolved,
+    /// found the instance kept.
+    private func resolveInFrame(declaredAt propertySite: PropertySite, _ resolve: Resolve) -> AnyBox {
+        let site = propertySite.site
         let (owner, enclosing) = Frame.ownerAndInnermost
         var spare = ThreadFrames.takeSpareFrame()
         let bindingsBefore = ThreadFrames.bindingsMade
         let step: Step = lock.withLock { _ in
             if let box = _PublishedBox.published(in: published) { return .resolved(box) }
             // Nearly every first read: the word holds the container, and takes the frame.
-            guard holdsContainerAlone else {
-                return nextStep(for: owner, enclosing: enclosing, site: site, expecting: expecting)
-            }
-            if let expecting, state !== expecting { return .switched }
+            guard holdsContainerAlone else { return nextStep(for: owner, enclosing: enclosing, site: site) }
             // Swapped, not assigned: the container's reference moves to this resolution
             // and back, without a count (a container that something holds weakly counts
             // its references on the runtime's slow path).
@@ -281,8 +284,6 @@ final class DependencyStorage: @unchecked Sendable {
         switch step {
         case .resolved(let box):
             return box
-        case .switched:
-            return nil
         case .released:
             stopReleased(declaredAt: site)
         case .cycle(let frame):
@@ -291,7 +292,9 @@ final class DependencyStorage: @unchecked Sendable {
             return construction.wait(as: owner, innermost: enclosing)
         case .resolve(let frame, let container):
             // No cycle check: this frame is new, and no frame of this property is running.
-            let box = frame._withUnsafeGuaranteedRef { $0.bind { build(container) } }
+            var step = FirstReadStep.resolve
+            let box = frame._withUnsafeGuaranteedRef { $0.bind { resolve(container, keyPath, &step)! } }
+            propertySite.noteFirstRead(foundItKept: step == .foundKept)
             var (ended, waiting, alone): (AnyObject?, InFlight?, Bool) = lock.withLock { _ in
                 guard state === frame.takeUnretainedValue() else {
                     let (ended, waiting) = end(frame.takeUnretainedValue(), publishing: box)
@@ -325,7 +328,7 @@ final class DependencyStorage: @unchecked Sendable {
     /// resolution in progress, stops a cycle, or resolves with the state in full. Under
     /// the lock.
     @inline(never)
-    private func nextStep(for owner: Owner, enclosing: Frame?, site: Site, expecting: DependencyContainer?) -> Step {
+    private func nextStep(for owner: Owner, enclosing: Frame?, site: Site) -> Step {
         let detailed: PropertyState
         switch phase {
         case .idle:
@@ -341,7 +344,6 @@ final class DependencyStorage: @unchecked Sendable {
             return .wait(detailed.construction(awaitedFrom: frame))
         }
         guard let container = detailed.container else { return .released }
-        if let expecting, container !== expecting { return .switched }
         let frame = makeFrame(
             resolvingFrom: container, keepsResult: detailed.strongContainer == nil, owner: owner, enclosing: enclosing,
             site: site)

@@ -14,6 +14,11 @@ import _DependencyInjectionShims
 /// cache of slots read without a lock, each holding the last record that hashed to it,
 /// and only on a miss in the dictionary of all records, under a lock.
 ///
+/// The record also keeps one hint for the declaration's first reads: whether the last one
+/// found its instance kept by the container (``lastReadFoundItKept``), read and written
+/// without ordering, since either value gives a correct read (see
+/// ``DependencyStorage/resolveOnce(declaredAt:_:)``).
+///
 /// ```swift
 /// let site = PropertySite(declaredIn: "FeedModel", fileID: #fileID, line: #line)
 /// print(site.site)   // "@Dependency in FeedModel (App/FeedModel.swift:12)"
@@ -36,6 +41,19 @@ struct PropertySite {
 
     /// Where the property is declared, as frames and messages name it.
     var site: Site { record.pointee.site }
+
+    /// Whether the last first read of a property of this declaration found what it
+    /// resolves kept by its container: a singleton, not a factory or a plain property.
+    var lastReadFoundItKept: Bool { _di_load_relaxed(hint) != 0 }
+
+    /// Notes what a first read of this declaration found, written only when it changes, so
+    /// that the reads of a declaration's objects on many threads share the line unwritten.
+    func noteFirstRead(foundItKept: Bool) {
+        guard lastReadFoundItKept != foundItKept else { return }
+        _di_store_relaxed(hint, foundItKept ? 1 : 0)
+    }
+
+    private var hint: UnsafeMutablePointer<Int> { UnsafeMutablePointer(mutating: record).pointer(to: \.foundItKept)! }
 
     /// Whether two properties share one record.
     func sharesRecord(with other: PropertySite) -> Bool { record == other.record }
@@ -67,6 +85,8 @@ struct PropertySite {
     private struct Record {
         let place: Place
         let site: Site
+        /// ``lastReadFoundItKept``, as a word; a new declaration's first read looks.
+        var foundItKept = 1
     }
 
     private static let cacheBits = 10

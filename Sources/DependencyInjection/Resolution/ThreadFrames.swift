@@ -42,8 +42,8 @@ enum ThreadFrames {
     /// The indices of the words of a thread's slot: the innermost frame, the base (the frame the
     /// outermost of this thread's frames started in, if any), the block of plain frames in
     /// use and how many of its places are taken, the first block, the spare frame (retained),
-    /// how many frames the thread has bound as task-local values, the `@Dependency` storage
-    /// whose read the thread serves without a frame, then the buckets.
+    /// how many frames the thread has bound as task-local values, the container of the
+    /// `@Dependency` read the thread serves without a frame, then the buckets.
     private static let innermostIndex = 0
     private static let baseIndex = 1
     private static let plainBlockIndex = 2
@@ -169,30 +169,33 @@ enum ThreadFrames {
         slot.words[bindingsIndex] = Word(bitPattern: Int(bitPattern: slot.words[bindingsIndex]) &+ 1)
     }
 
-    /// Marks `storage`'s first read as served on this thread without a frame, while the
-    /// provider's getter runs, and returns the mark it replaces, for ``endUnframedRead(restoring:)``.
-    /// A read of the same property in that getter finds the mark and takes a frame, so that
-    /// reading it once more is a cycle, named as one.
+    /// Marks this thread as serving a `@Dependency` first read from `container` without a
+    /// frame, while the provider's getter runs: every read in that getter takes a frame
+    /// (``isReadingUnframed``), so that a read that comes back to a property is a cycle,
+    /// named with every property on its way, and an object the getter creates resolves
+    /// from `container` (``unframedReadContainer``), as in a frame. The caller holds
+    /// `container` until ``endUnframedRead()``.
     ///
     /// ```swift
-    /// let previous = ThreadFrames.beginUnframedRead(of: ObjectIdentifier(storage))
-    /// defer { ThreadFrames.endUnframedRead(restoring: previous) }
+    /// ThreadFrames.beginUnframedRead(from: container)
+    /// defer { ThreadFrames.endUnframedRead() }
     /// ```
-    static func beginUnframedRead(of storage: ObjectIdentifier) -> Word? {
-        let slot = slot
-        let previous = slot.words[unframedReadIndex]
-        slot.words[unframedReadIndex] = Word(bitPattern: UInt(bitPattern: storage))
-        return previous
+    static func beginUnframedRead(from container: DependencyContainer) {
+        slot.words[unframedReadIndex] = Unmanaged.passUnretained(container).toOpaque()
     }
 
-    /// Puts back the mark that ``beginUnframedRead(of:)`` replaced.
-    static func endUnframedRead(restoring previous: Word?) {
-        slot.words[unframedReadIndex] = previous
+    /// Ends what ``beginUnframedRead(from:)`` began.
+    static func endUnframedRead() {
+        slot.words[unframedReadIndex] = nil
     }
 
-    /// Whether this thread is serving `storage`'s first read without a frame.
-    static func isReadingUnframed(_ storage: ObjectIdentifier) -> Bool {
-        slot.words[unframedReadIndex] == Word(bitPattern: UInt(bitPattern: storage))
+    /// Whether this thread is serving a first read without a frame.
+    static var isReadingUnframed: Bool { slot.words[unframedReadIndex] != nil }
+
+    /// The container of the first read this thread serves without a frame, if any.
+    static var unframedReadContainer: DependencyContainer? {
+        guard let word = existingSlot?.words[unframedReadIndex] else { return nil }
+        return Unmanaged<DependencyContainer>.fromOpaque(word).takeUnretainedValue()
     }
 
     /// Keeps `frame`, a read's frame that has ended, as this thread's spare, and sets

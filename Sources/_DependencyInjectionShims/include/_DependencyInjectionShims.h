@@ -64,6 +64,16 @@ static inline __attribute__((always_inline)) void _di_add_bound_frames(intptr_t 
     __atomic_fetch_add(&_di_bound_frame_count, delta, __ATOMIC_ACQ_REL);
 }
 
+/// Loads the word at `word` with no ordering: for a hint that any value keeps correct.
+static inline __attribute__((always_inline)) intptr_t _di_load_relaxed(const intptr_t *_Nonnull word) {
+    return __atomic_load_n(word, __ATOMIC_RELAXED);
+}
+
+/// Stores `value` at `word` with no ordering, for `_di_load_relaxed`.
+static inline __attribute__((always_inline)) void _di_store_relaxed(intptr_t *_Nonnull word, intptr_t value) {
+    __atomic_store_n(word, value, __ATOMIC_RELAXED);
+}
+
 /// Loads the pointer at `slot` with acquire ordering: what was written before it was
 /// published with `_di_store_release` is visible after.
 static inline __attribute__((always_inline)) void *_Nullable _di_load_acquire(void *_Nullable const *_Nonnull slot) {
