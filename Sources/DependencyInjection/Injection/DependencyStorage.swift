@@ -223,10 +223,14 @@ final class DependencyStorage: @unchecked Sendable {
         case .busy: return resolveInFrame(declaredAt: site, resolve)
         case .idle(let idle): container = idle
         }
-        ThreadFrames.beginUnframedRead(from: container)
-        var step = FirstReadStep.look
-        let found = resolve(container, keyPath, &step)
-        ThreadFrames.endUnframedRead()
+        // The container outlives the mark: were the look to hold its last reference (the
+        // property switched meanwhile), its `deinit` would run with the mark naming it.
+        let found: AnyBox? = withExtendedLifetime(container) {
+            ThreadFrames.beginUnframedRead(from: container)
+            defer { ThreadFrames.endUnframedRead() }
+            var step = FirstReadStep.look
+            return resolve(container, keyPath, &step)
+        }
         if let found, let served = publish(found, servedBy: container) { return served }
         return resolveInFrame(declaredAt: site, resolve)
     }

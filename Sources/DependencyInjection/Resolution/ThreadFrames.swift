@@ -43,7 +43,8 @@ enum ThreadFrames {
     /// outermost of this thread's frames started in, if any), the block of plain frames in
     /// use and how many of its places are taken, the first block, the spare frame (retained),
     /// how many frames the thread has bound as task-local values, the container of the
-    /// `@Dependency` read the thread serves without a frame, then the buckets.
+    /// `@Dependency` read the thread serves without a frame and the task serving it (none
+    /// for a thread's own code), then the buckets.
     private static let innermostIndex = 0
     private static let baseIndex = 1
     private static let plainBlockIndex = 2
@@ -52,7 +53,8 @@ enum ThreadFrames {
     private static let spareIndex = 5
     private static let bindingsIndex = 6
     private static let unframedReadIndex = 7
-    private static let firstBucketIndex = 8
+    private static let unframedReaderIndex = 8
+    private static let firstBucketIndex = 9
     static let bucketBits = 6
     static let bucketCount = 1 << bucketBits
     /// How many plain frames one block of a thread's stack holds: enough for the chains of
@@ -170,10 +172,12 @@ enum ThreadFrames {
     }
 
     /// Marks this thread as serving a `@Dependency` first read from `container` without a
-    /// frame, while the provider's getter runs: every read in that getter takes a frame
-    /// (``isReadingUnframed``), so that a read that comes back to a property is a cycle,
-    /// named with every property on its way, and an object the getter creates resolves
-    /// from `container` (``unframedReadContainer``), as in a frame. The caller holds
+    /// frame, while the provider's getter runs: every read on the thread meanwhile takes a
+    /// frame (``isReadingUnframed``), so that a read that comes back to a property is a
+    /// cycle, named with every property on its way, and an object the getter creates
+    /// resolves from `container` (``unframedReadContainer``), as in a frame; not one that
+    /// another owner creates on this thread (a task the getter starts with
+    /// `Task.immediate`), which is someone else, as for a frame. The caller holds
     /// `container` until ``endUnframedRead()``.
     ///
     /// ```swift
@@ -181,7 +185,10 @@ enum ThreadFrames {
     /// defer { ThreadFrames.endUnframedRead() }
     /// ```
     static func beginUnframedRead(from container: DependencyContainer) {
+        let slot = slot
         slot.words[unframedReadIndex] = Unmanaged.passUnretained(container).toOpaque()
+        // One thread's owners differ only by their task.
+        slot.words[unframedReaderIndex] = _di_running_task()
     }
 
     /// Ends what ``beginUnframedRead(from:)`` began.
@@ -192,9 +199,12 @@ enum ThreadFrames {
     /// Whether this thread is serving a first read without a frame.
     static var isReadingUnframed: Bool { slot.words[unframedReadIndex] != nil }
 
-    /// The container of the first read this thread serves without a frame, if any.
+    /// The container of the first read this thread serves without a frame, if the owner
+    /// running this code serves it.
     static var unframedReadContainer: DependencyContainer? {
-        guard let word = existingSlot?.words[unframedReadIndex] else { return nil }
+        guard let slot = existingSlot, let word = slot.words[unframedReadIndex],
+            slot.words[unframedReaderIndex] == _di_running_task()
+        else { return nil }
         return Unmanaged<DependencyContainer>.fromOpaque(word).takeUnretainedValue()
     }
 
