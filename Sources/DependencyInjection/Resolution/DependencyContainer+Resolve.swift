@@ -14,21 +14,14 @@ extension DependencyContainer {
         return resolveSlowly(provider)
     }
 
-    /// Resolves `provider` into a box, for a `@Dependency` property to keep: a cached
-    /// singleton's own box, shared with the container, else a new one. Sharing it saves the
-    /// property an allocation and the memory of a second box.
+    /// The box of `provider`'s instance that this container keeps, if it is built and
+    /// nothing needs the slow path (see ``ContainerState/cachedSingletonBox(_:)``): for a
+    /// `@Dependency` property to keep, shared with the container, which saves the property
+    /// an allocation and the memory of a second box.
     ///
     /// ```swift
-    /// let box = container.resolveBoxed(container.httpClient)
+    /// let box = container.cachedBox(container.httpClient) ?? Box(container.httpClient())
     /// ```
-    @inlinable
-    func resolveBoxed<Value>(_ provider: Provider<Value>) -> AnyBox {
-        if let box = cachedBox(provider) { return box }
-        return Box(resolveSlowly(provider))
-    }
-
-    /// The box of `provider`'s instance that this container keeps, if it is built and
-    /// nothing needs the slow path (see ``ContainerState/cachedSingletonBox(_:)``).
     @inlinable
     func cachedBox<Value>(_ provider: Provider<Value>) -> AnyBox? {
         guard provider.scope.isKeptByContainer else { return nil }

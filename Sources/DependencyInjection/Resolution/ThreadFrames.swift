@@ -197,7 +197,7 @@ enum ThreadFrames {
     }
 
     /// Whether this thread is serving a first read without a frame.
-    static var isReadingUnframed: Bool { slot.words[unframedReadIndex] != nil }
+    static var isReadingUnframed: Bool { existingSlot?.words[unframedReadIndex] != nil }
 
     /// The container of the first read this thread serves without a frame, if the owner
     /// running this code serves it.
