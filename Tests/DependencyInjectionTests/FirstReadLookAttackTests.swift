@@ -179,7 +179,9 @@ final class FRLManySitesHolder: @unchecked Sendable {
             let holders = (0..<200).map { _ in DependencyContainer.withMain(container) { FRLFlipHolder() } }
             let seen = holders.map { _ in Collected<ObjectIdentifier>() }
             let readers = 4
-            let ended = await concurrentlyOffThePool(threads: readers + 1) { thread in
+            // Joined, not only finished: a thread that has not ended still holds what its
+            // body captured, the container among it, which the last check must see freed.
+            let ended = await finishesWithoutHangingOffThePool { onThreadsReleasedTogetherAndJoined(readers + 1) { thread in
                 if thread == readers {
                     for index in 0..<100 {
                         container.setValue(index.isMultiple(of: 2) ? "factory" : "singleton", forKey: "frl.scope")
@@ -192,7 +194,7 @@ final class FRLManySitesHolder: @unchecked Sendable {
                     let index = (step + thread * 53) % holders.count
                     seen[index].append(ObjectIdentifier(holders[index].node))
                 }
-            }
+            } }
             #expect(ended, "round \(round): the threads did not end before the hang limit")
             for (index, (holder, readers)) in zip(holders, seen).enumerated() {
                 let kept = ObjectIdentifier(holder.node)

@@ -92,20 +92,6 @@ private final class TSAWeak: @unchecked Sendable {
     init(_ value: DependencyContainer) { self.value = value }
 }
 
-/// Runs `body` on `count` new threads released together, and joins them: every thread has
-/// run its exit destructors when this returns. Call it off the cooperative pool.
-private func tsaThreadsThatEnd(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
-    let start = NSCondition()
-    nonisolated(unsafe) var waiting = count
-    joiningThreadsThatRun(count) { index in
-        start.lock()
-        waiting -= 1
-        if waiting == 0 { start.broadcast() } else { while waiting > 0 { start.wait() } }
-        start.unlock()
-        body(index)
-    }
-}
-
 /// Whether this thread has no construction filed in its slot, if it has a slot.
 private var tsaSlotIsEmpty: Bool {
     ThreadFrames.existingSlot.map { $0.innermostWord == nil && $0.plainDepth == 0 } ?? true
@@ -162,7 +148,7 @@ private var tsaSlotIsEmpty: Bool {
                 let (built, arrivals, seen) = (Counter(), Arrivals(), Collected<ObjectIdentifier>())
                 container.setValue(built, forKey: "tsa.builds")
                 container.setValue(arrivals, forKey: "tsa.arrivals")
-                tsaThreadsThatEnd(8) { index in
+                onThreadsReleasedTogetherAndJoined(8) { index in
                     counts.append(container[tsaCount: 10 + index]())
                     TSAExitWork.atExit {
                         arrivals.arrive()

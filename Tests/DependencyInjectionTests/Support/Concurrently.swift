@@ -132,6 +132,22 @@ func joiningThreadsThatRun(_ count: Int, _ body: @escaping @Sendable (Int) -> Vo
     }
 }
 
+/// Runs `body` on `count` new threads released together, and joins them: every thread has
+/// ended, run its exit destructors and let go of what `body` captured when this returns, so
+/// a test can then check that nothing the threads used is still alive. Call it off the
+/// cooperative pool.
+func onThreadsReleasedTogetherAndJoined(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+    let start = NSCondition()
+    nonisolated(unsafe) var waiting = count
+    joiningThreadsThatRun(count) { index in
+        start.lock()
+        waiting -= 1
+        if waiting == 0 { start.broadcast() } else { while waiting > 0 { start.wait() } }
+        start.unlock()
+        body(index)
+    }
+}
+
 private final class IndexedThreadWork {
     let body: @Sendable (Int) -> Void
     let index: Int
