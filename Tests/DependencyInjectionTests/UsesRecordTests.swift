@@ -2,7 +2,8 @@ import Testing
 @testable import DependencyInjection
 
 /// A container's record of uses keeps, for each registration, the keys built from it: the
-/// first eight registrations in an array, every one in a dictionary from the ninth on. An
+/// first two registrations in the record itself, every one in a dictionary from the third
+/// on. An
 /// override drops exactly the users the record names, so no use may be lost in the move,
 /// found under another registration, or kept after it is forgotten.
 @Suite struct UsesRecordTests {
@@ -22,7 +23,7 @@ import Testing
         return record
     }
 
-    @Test(arguments: [1, 2, 8, 9, 20])
+    @Test(arguments: [1, 2, 3, 8, 9, 20])
     func everyUseIsFoundUnderItsOwnRegistration(registrations: Int) {
         let record = record(of: registrations)
         #expect(record.count == registrations)
@@ -34,7 +35,7 @@ import Testing
         #expect(Set(record.allUsers.flatMap { $0 }).count == 2 * registrations)
     }
 
-    @Test(arguments: [1, 8, 9, 20])
+    @Test(arguments: [1, 2, 3, 8, 9, 20])
     func removingARegistrationHandsOverItsUsersAndKeepsTheOthers(registrations: Int) {
         var record = record(of: registrations)
         let removed = record.removeValue(forKey: key(1))
@@ -50,7 +51,7 @@ import Testing
 
     /// A use first filed by time window only, then made by the construction itself, leaves
     /// the window-only record; its last user takes the registration out.
-    @Test(arguments: [1, 9])
+    @Test(arguments: [1, 2, 3, 9])
     func removingOneUserKeepsTheRestOfTheRegistration(registrations: Int) {
         var record = record(of: registrations)
         record.remove(key(1001), using: key(1))
@@ -66,7 +67,7 @@ import Testing
     /// What an override dropped is forgotten everywhere it was filed, and a registration
     /// left with no user goes; the lists that changed are handed over to be released after
     /// unlocking.
-    @Test(arguments: [1, 8, 9, 20])
+    @Test(arguments: [1, 2, 3, 8, 9, 20])
     func forgettingDroppedKeysTakesThemOutOfEveryList(registrations: Int) {
         var record = record(of: registrations)
         record.insert(key(1001), using: key(2))  // 1001 used registration 2 as well
@@ -89,5 +90,72 @@ import Testing
         record.forget([key(1)], released: &released)
         record.keepReferences(in: &released)
         #expect(released.count == 0)
+    }
+
+    /// Every transition of the record against a dictionary of sets: the first and the
+    /// second slot filled, emptied and refilled in either order, the move to the dictionary
+    /// at the third registration, and a long pseudo-random walk of insertions, removals of
+    /// one user, removals of a registration and forgetting, over four registrations and
+    /// three users. A registration is in the record exactly while it has a user.
+    @Test func aRecordAgreesWithADictionaryThroughEveryTransition() {
+        let used = (1...4).map { key(UInt($0)) }
+        let users = (1...3).map { key(UInt(1000 + $0)) }
+        var record = UsesRecord()
+        var model: [RegistrationKey: Set<RegistrationKey>] = [:]
+        var problems: [String] = []
+        func check(_ step: String) {
+            if record.isEmpty != model.isEmpty || record.count != model.count {
+                problems.append("\(step): count \(record.count) for \(model.count)")
+            }
+            for registration in used where record[registration].map(Set.init) != model[registration] {
+                problems.append("\(step): users of line \(registration.line)")
+            }
+            if record.allUsers.count != model.count || Set(record.allUsers.map(Set.init)) != Set(model.values) {
+                problems.append("\(step): all users")
+            }
+        }
+        func insert(_ user: Int, _ registration: Int) {
+            record.insert(users[user], using: used[registration])
+            model[used[registration], default: []].insert(users[user])
+            check("insert \(user) into \(registration)")
+        }
+        func remove(_ user: Int, _ registration: Int) {
+            record.remove(users[user], using: used[registration])
+            model[used[registration]]?.remove(users[user])
+            if model[used[registration]]?.isEmpty == true { model[used[registration]] = nil }
+            check("remove \(user) from \(registration)")
+        }
+        func removeValue(_ registration: Int) {
+            if record.removeValue(forKey: used[registration]).map(Set.init) != model.removeValue(forKey: used[registration]) {
+                problems.append("removeValue \(registration): removed")
+            }
+            check("removeValue \(registration)")
+        }
+        func forget(_ user: Int) {
+            var released = DependencyInjection.Released()
+            record.forget([users[user]], released: &released)
+            for registration in model.keys {
+                model[registration]?.remove(users[user])
+                if model[registration]?.isEmpty == true { model[registration] = nil }
+            }
+            check("forget \(user)")
+        }
+        check("empty")
+        insert(0, 0); insert(1, 1); removeValue(0); insert(2, 0); removeValue(0); removeValue(1)
+        insert(0, 1); insert(0, 0); remove(0, 1); insert(1, 2); insert(2, 3); remove(1, 2); forget(2)
+        forget(0); insert(0, 0); insert(0, 1); insert(0, 2); removeValue(1); forget(0)
+        var seed: UInt64 = 0x2545_F491_4F6C_DD1D
+        for _ in 0..<4_000 {
+            seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            let (user, registration) = (Int((seed >> 20) % 3), Int((seed >> 30) % 4))
+            switch (seed >> 40) % 8 {
+            case 0, 1, 2, 3: insert(user, registration)
+            case 4, 5: remove(user, registration)
+            case 6: removeValue(registration)
+            default: forget(user)
+            }
+        }
+        let firstProblems = Array(problems.prefix(5))
+        #expect(firstProblems.isEmpty, "\(problems.count) problems in all")
     }
 }

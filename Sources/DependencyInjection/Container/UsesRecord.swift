@@ -2,12 +2,13 @@
 /// whose construction used it (``DependentKeys``). What ``ContainerState/dependents`` and
 /// ``SeldomUsedState/windowOnlyUses`` keep.
 ///
-/// Most containers that record a use record a few: a request's handler uses the request's
-/// user and the app's client. So the first few registrations are kept in an array, searched
-/// in order, and a dictionary only from the ninth on. A dictionary for the first cost every
-/// request about 1,100 instructions to make and free: `Dictionary(minimumCapacity:)` and
-/// its growth are not specialized outside the standard library, and look up the metadata
-/// of their storage at run time, where an array's code is specialized here.
+/// Most containers that record a use record one or two: a request's handler uses the
+/// request's user and the app's client. So the first two registrations are kept in the
+/// record itself, and a dictionary only from the third on. A dictionary for the first cost
+/// every request about 1,100 instructions to make and free (`Dictionary(minimumCapacity:)`
+/// and its growth are not specialized outside the standard library, and look up the
+/// metadata of their storage at run time), and an array for the first few one allocation
+/// and its release, about 280.
 ///
 /// ```swift
 /// var record = UsesRecord()
@@ -19,45 +20,57 @@ struct UsesRecord {
     private struct Entry {
         let used: RegistrationKey
         var users: DependentKeys
+
+        init(_ used: RegistrationKey, usedBy user: RegistrationKey) {
+            self.used = used
+            users = DependentKeys()
+            users.insert(user)
+        }
     }
 
-    /// How many registrations the array holds before they move to ``many``.
-    private static let fewest = 8
-
-    /// The entries, while there are at most ``fewest``; empty once ``many`` holds them.
-    private var few: [Entry] = []
-    /// Every entry, by registration, once there were more than ``fewest``; empty before.
+    // Filled in order: `second` only while `first` is set; `many` only once a third
+    // registration came, and then it holds every entry and neither slot is set.
+    private var first: Entry?
+    private var second: Entry?
     private var many: [RegistrationKey: DependentKeys] = .init()
 
     init() {}
 
-    var isEmpty: Bool { few.isEmpty && many.isEmpty }
+    var isEmpty: Bool { first == nil && many.isEmpty }
 
     /// How many registrations were used.
-    var count: Int { few.isEmpty ? many.count : few.count }
+    var count: Int { first == nil ? many.count : (second == nil ? 1 : 2) }
 
     /// The keys that used `used`, if any did.
     subscript(used: RegistrationKey) -> DependentKeys? {
-        if !few.isEmpty { return position(of: used).map { few[$0].users } }
+        if let first {
+            if first.used == used { return first.users }
+            if let second, second.used == used { return second.users }
+            return nil
+        }
         return many.isEmpty ? nil : many[used]
     }
 
     /// Records that the construction of `user` used `used`.
     mutating func insert(_ user: RegistrationKey, using used: RegistrationKey) {
         if many.isEmpty {
-            if let found = position(of: used) {
-                few[found].users.insert(user)
+            if first == nil {
+                first = Entry(used, usedBy: user)
                 return
             }
-            if few.count < Self.fewest {
-                // Room for the usual few at once: growing one by one allocated three times.
-                if few.isEmpty { few.reserveCapacity(4) }
-                var users = DependentKeys()
-                users.insert(user)
-                few.append(Entry(used: used, users: users))
+            if first.unsafelyUnwrapped.used == used {
+                first!.users.insert(user)
                 return
             }
-            moveFewToMany()
+            if second == nil {
+                second = Entry(used, usedBy: user)
+                return
+            }
+            if second.unsafelyUnwrapped.used == used {
+                second!.users.insert(user)
+                return
+            }
+            moveSlotsToMany()
         }
         many[used, default: DependentKeys()].insert(user)
     }
@@ -72,16 +85,19 @@ struct UsesRecord {
 
     /// Takes `used` out of the record; returns its users.
     mutating func removeValue(forKey used: RegistrationKey) -> DependentKeys? {
-        if !few.isEmpty {
-            guard let found = position(of: used) else { return nil }
-            return few.remove(at: found).users
+        guard let first else { return many.isEmpty ? nil : many.removeValue(forKey: used) }
+        if first.used == used {
+            defer { (self.first, second) = (second, nil) }
+            return first.users
         }
-        return many.isEmpty ? nil : many.removeValue(forKey: used)
+        guard let second, second.used == used else { return nil }
+        defer { self.second = nil }
+        return second.users
     }
 
     /// The users of every registration, one list per registration.
     var allUsers: [DependentKeys] {
-        if !few.isEmpty { return few.map(\.users) }
+        if let first { return second.map { [first.users, $0.users] } ?? [first.users] }
         var lists: [DependentKeys] = []
         for users in many.values { lists.append(users) }
         return lists
@@ -92,8 +108,9 @@ struct UsesRecord {
     /// to, to release after unlocking.
     mutating func forget(_ dropped: Set<RegistrationKey>, released: inout Released) {
         var changed: [(used: RegistrationKey, users: DependentKeys)] = []
-        if !few.isEmpty {
-            for entry in few where !entry.users.isDisjoint(with: dropped) { changed.append((entry.used, entry.users)) }
+        if let first {
+            if !first.users.isDisjoint(with: dropped) { changed.append((first.used, first.users)) }
+            if let second, !second.users.isDisjoint(with: dropped) { changed.append((second.used, second.users)) }
         } else {
             for (used, users) in many where !users.isDisjoint(with: dropped) { changed.append((used, users)) }
         }
@@ -103,31 +120,34 @@ struct UsesRecord {
         }
     }
 
-    /// Hands what the record holds references to, to release after unlocking.
+    /// Hands what the record holds references to, to release after unlocking: what the
+    /// users in its slots hold, and its dictionary's storage. A registration is filed
+    /// without an argument, so its key holds nothing.
     func keepReferences(in released: inout Released) {
-        if !few.isEmpty { released.append(few) }
+        first?.users.keepReferences(in: &released)
+        second?.users.keepReferences(in: &released)
         if !many.isEmpty { released.append(many) }
     }
 
     /// Sets the users of `used`, which the record holds, or takes it out when there are
     /// none.
     private mutating func replace(_ used: RegistrationKey, with users: DependentKeys) {
-        if !few.isEmpty, let found = position(of: used) {
-            if users.isEmpty { few.remove(at: found) } else { few[found].users = users }
+        if users.isEmpty {
+            _ = removeValue(forKey: used)
+        } else if first?.used == used {
+            first!.users = users
+        } else if second?.used == used {
+            second!.users = users
         } else if !many.isEmpty {
-            many[used] = users.isEmpty ? nil : users
+            many[used] = users
         }
     }
 
-    private func position(of used: RegistrationKey) -> Int? {
-        for index in few.indices where few[index].used == used { return index }
-        return nil
-    }
-
-    /// Moves the entries of the array to the dictionary, when one more does not fit.
-    private mutating func moveFewToMany() {
-        many = .init(minimumCapacity: few.count * 2)
-        for entry in few { many[entry.used] = entry.users }
-        few = []
+    /// Moves the entries of the two slots to the dictionary, when a third does not fit.
+    private mutating func moveSlotsToMany() {
+        many = .init(minimumCapacity: 4)
+        if let first { many[first.used] = first.users }
+        if let second { many[second.used] = second.users }
+        (first, second) = (nil, nil)
     }
 }
