@@ -137,7 +137,7 @@ measure() {
 }
 
 # The columns of each operation: ours, Swinject, swift-dependencies, by hand.
-request_paths=(request-direct request-scope request-child request-with-dependencies)
+request_paths=(request-direct request-scope request-scope-built-app request-child request-with-dependencies)
 hot_paths=(singleton wrapper main-singleton main-singleton-direct wrapper-swinject wrapper-direct)
 # The peers' singleton and swift-dependencies' property read cost thousands, as the scenarios do.
 scenario_paths=(main-singleton-swinject main-singleton-dependencies wrapper-dependencies
@@ -248,6 +248,8 @@ print_table() {
     row "8. test world: parent: .mocks, override" test-world test-world-swinject \
         override-dependencies - 2430 -
     row "9. per-request scope (G): scopeOf: app" request-scope - request-with-dependencies request-direct - -
+    row "   ... app that built a singleton from others" request-scope-built-app - request-with-dependencies \
+        request-direct - -
     row "   ... plain child (H): parent: app" request-child - request-with-dependencies request-direct - -
     rule
     echo "Ir per level of the chains (per-op / depth), depth 10 -> depth 50 (equal: linear growth; larger at 50: faster than linear):"
@@ -321,6 +323,8 @@ print_requests() {
         "${per_op[request-direct]}" "$(net request-direct)" "${allocs[request-direct]}"
     printf '%-52s %10s %10s %14s\n' "scope: DependencyContainer(scopeOf: app)" \
         "${per_op[request-scope]}" "$(net request-scope)" "${allocs[request-scope]}"
+    printf '%-52s %10s %10s %14s\n' "scope, of an app that built a singleton from others" \
+        "${per_op[request-scope-built-app]}" "$(net request-scope-built-app)" "${allocs[request-scope-built-app]}"
     printf '%-52s %10s %10s %14s\n' "plain child: DependencyContainer(parent: app)" \
         "${per_op[request-child]}" "$(net request-child)" "${allocs[request-child]}"
     printf '%-52s %10s %10s %14s\n' "swift-dependencies: withDependencies" \

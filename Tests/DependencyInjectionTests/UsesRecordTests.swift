@@ -96,7 +96,8 @@ import Testing
     /// second slot filled, emptied and refilled in either order, the move to the dictionary
     /// at the third registration, and a long pseudo-random walk of insertions, removals of
     /// one user, removals of a registration and forgetting, over four registrations and
-    /// three users. A registration is in the record exactly while it has a user.
+    /// three users. A registration is in the record, and ``UsesRecord/contains(_:)`` says
+    /// so, exactly while it has a user.
     @Test func aRecordAgreesWithADictionaryThroughEveryTransition() {
         let used = (1...4).map { key(UInt($0)) }
         let users = (1...3).map { key(UInt(1000 + $0)) }
@@ -109,6 +110,9 @@ import Testing
             }
             for registration in used where record[registration].map(Set.init) != model[registration] {
                 problems.append("\(step): users of line \(registration.line)")
+            }
+            for registration in used where record.contains(registration) != (model[registration] != nil) {
+                problems.append("\(step): whether line \(registration.line) was used")
             }
             if record.allUsers.count != model.count || Set(record.allUsers.map(Set.init)) != Set(model.values) {
                 problems.append("\(step): all users")

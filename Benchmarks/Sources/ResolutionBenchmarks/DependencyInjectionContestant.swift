@@ -17,6 +17,19 @@ extension DependencyContainer {
     var requestHandler: Provider<RequestHandler> {
         scoped { RequestHandler(user: self.requestUser(), client: self.client()) }
     }
+
+    // What an app container has built by the time it serves requests: a singleton built
+    // from others, so that its record of uses is not empty (`request-scope-built-app`).
+    var appService: Provider<AppService> {
+        singleton { AppService(client: self.client(), leaf: self.leaf()) }
+    }
+}
+
+/// An app-wide service built from the client and a factory's object.
+final class AppService: Sendable {
+    let client: any Client
+    let leaf: Leaf
+    init(client: any Client, leaf: Leaf) { (self.client, self.leaf) = (client, leaf) }
 }
 
 /// Serves one request in `request`, a container made for it: installs the request's user,

@@ -42,6 +42,11 @@ enum HotPath: String, CaseIterable {
     /// Scenario G: a scope of the app container, the user installed, the handler resolved
     /// and read, the scope dropped.
     case requestScope = "request-scope"
+    /// Scenario G in an app container that has built a singleton from other
+    /// registrations, as every app's has by the time it serves: its record of uses is not
+    /// empty, and a scope asks it, on every handover, whether the app-wide instance was
+    /// built from what the scope overrides.
+    case requestScopeBuiltApp = "request-scope-built-app"
     /// Scenario H: the same in a plain child container, `DependencyContainer(parent:)`.
     case requestChild = "request-child"
     /// Scenario G in swift-dependencies: `withDependencies` installs the user for an
@@ -495,6 +500,13 @@ func hotPathRequestScopeLoop(_ app: DependencyContainer, _ user: String, _ count
 }
 
 @inline(never)
+func hotPathRequestScopeBuiltAppLoop(_ app: DependencyContainer, _ user: String, _ count: Int) {
+    for _ in 0..<count {
+        blackHole(serveRequestInScope(of: app, user: user))
+    }
+}
+
+@inline(never)
 func hotPathRequestChildLoop(_ user: String, _ app: DependencyContainer, _ count: Int) {
     for _ in 0..<count {
         blackHole(serveRequestInChild(of: app, user: user))
@@ -598,7 +610,7 @@ func runHotPath(_ path: HotPath, count: Int) {
         } else {
             hotPathTestWorldLoop(count)
         }
-    case .requestScope, .requestChild, .requestWithDependencies, .requestDirect:
+    case .requestScope, .requestScopeBuiltApp, .requestChild, .requestWithDependencies, .requestDirect:
         runRequestHotPath(path, count: count)
     case .floorBind, .floorObject, .floorProjection:
         runFloorHotPath(path, count: count)
@@ -643,6 +655,10 @@ private func runRequestHotPath(_ path: HotPath, count: Int) {
     case .requestScope:
         checkRequest(of: container, sharesClient: true) { DependencyContainer(scopeOf: $0) }
         hotPathRequestScopeLoop(container, signedInUser, count)
+    case .requestScopeBuiltApp:
+        precondition(container.appService().client === container.client())
+        checkRequest(of: container, sharesClient: true) { DependencyContainer(scopeOf: $0) }
+        hotPathRequestScopeBuiltAppLoop(container, signedInUser, count)
     case .requestChild:
         checkRequest(of: container, sharesClient: false) { DependencyContainer(parent: $0) }
         hotPathRequestChildLoop(signedInUser, container, count)

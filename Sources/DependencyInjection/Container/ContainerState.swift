@@ -368,7 +368,7 @@ struct ContainerState {
     /// Whether this scope builds its own instance of the app-wide `key`, by what it learned
     /// or by its record of uses: its construction of `key` used one of `installed`, or an
     /// instance built here from one of them, at any depth.
-    private func builtOwn(_ key: RegistrationKey, fromAnyOf installed: [RegistrationKey]) -> Bool {
+    private mutating func builtOwn(_ key: RegistrationKey, fromAnyOf installed: [RegistrationKey]) -> Bool {
         learnedOwn.contains(key) || built(key, fromAnyOf: installed)
     }
 
@@ -404,12 +404,26 @@ struct ContainerState {
     }
 
     /// Whether the construction of `key` used any of `overridden`, directly or through
-    /// other constructions, by the record of uses this container keeps. Inlined: a scope
-    /// that overrides something asks it inside the app container's lock on handovers
-    /// (``DependencyContainer/afterHandover(_:_:asked:)``), where an out-of-line call
-    /// copied the whole state to the stack first.
+    /// other constructions, by the record of uses this container keeps.
+    ///
+    /// A scope that overrides something asks it inside the app container's lock on every
+    /// handover (``DependencyContainer/afterHandover(_:_:asked:)``), and what a scope
+    /// overrides (a request's user) is seldom used by what its app container built. So the
+    /// question whether any of `overridden` was used here at all is inlined, and the walk
+    /// runs out of line only when one was. With the walk inlined too, the compiler copied
+    /// the whole state to the stack before the question, about 150 instructions a request.
     @inline(__always)
-    func built(_ key: RegistrationKey, fromAnyOf overridden: [RegistrationKey]) -> Bool {
+    mutating func built(_ key: RegistrationKey, fromAnyOf overridden: [RegistrationKey]) -> Bool {
+        guard !dependents.isEmpty, wasUsed(anyOf: overridden) else { return false }
+        return walkedToBuilt(key, fromAnyOf: overridden)
+    }
+
+    /// The walk of ``built(_:fromAnyOf:)``, once one of `overridden` was used here.
+    /// `mutating`, though it changes nothing, so that the call takes the state in place:
+    /// for an out-of-line method that does not mutate, called on the `inout` state, the
+    /// compiler copied all of the state to the stack, before the inlined question too.
+    @inline(never)
+    private mutating func walkedToBuilt(_ key: RegistrationKey, fromAnyOf overridden: [RegistrationKey]) -> Bool {
         var found = false
         forEachUse(ofAnyOf: overridden, ownOnly: true) { users in
             found = users.contains(key)
@@ -491,13 +505,18 @@ struct ContainerState {
     /// with those that used theirs, and so on, by the record of uses, until `body` returns
     /// false; with `ownOnly`, only the uses the constructions made themselves
     /// (``windowOnlyUses``). Inlined, so that `body` is: through a closure, which copies
-    /// what it is given, a request in a scope, which asks ``built(_:fromAnyOf:)`` on every
-    /// handover, cost some 200 instructions more.
+    /// what it is given, the walk cost some 200 instructions more.
+    ///
+    /// The walk's list and its set of visited registrations are made only when one of
+    /// `keys` was used here at all: making both for a scope's question about what it
+    /// overrides (a request's user), which its app container's constructions never use,
+    /// cost a request about 3,400 instructions in an app container that had built
+    /// anything from anything.
     @inline(__always)
     private func forEachUse(
         ofAnyOf keys: [RegistrationKey], ownOnly: Bool = false, _ body: (DependentKeys) -> Bool
     ) {
-        guard !dependents.isEmpty else { return }
+        guard !dependents.isEmpty, wasUsed(anyOf: keys) else { return }
         var pending = keys.map(\.registration)
         var visited = Set<RegistrationKey>()
         while let used = pending.popLast() {
@@ -507,6 +526,15 @@ struct ContainerState {
             guard body(users) else { return }
             pending.append(contentsOf: users.map(\.registration))
         }
+    }
+
+    /// Whether any construction here used a registration of `keys`. A loop rather than
+    /// `contains(where:)`: the closure captured the whole state, and the compiler copied
+    /// it to the stack on every handover of a scope.
+    @inline(__always)
+    private func wasUsed(anyOf keys: [RegistrationKey]) -> Bool {
+        for key in keys where dependents.contains(key.registration) { return true }
+        return false
     }
 
     /// The keys of ``overrides`` and ``decorations``, listed once until they change.

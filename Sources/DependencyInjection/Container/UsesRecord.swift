@@ -51,6 +51,15 @@ struct UsesRecord {
         return many.isEmpty ? nil : many[used]
     }
 
+    /// Whether any construction used `used`: the question the subscript answers, without
+    /// copying the users out.
+    func contains(_ used: RegistrationKey) -> Bool {
+        if let first = first.map({ $0.used }) {
+            return first == used || second.map { $0.used == used } ?? false
+        }
+        return !many.isEmpty && many.index(forKey: used) != nil
+    }
+
     /// Records that the construction of `user` used `used`.
     mutating func insert(_ user: RegistrationKey, using used: RegistrationKey) {
         if many.isEmpty {
