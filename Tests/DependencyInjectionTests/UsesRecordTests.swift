@@ -3,9 +3,8 @@ import Testing
 
 /// A container's record of uses keeps, for each registration, the keys built from it: the
 /// first two registrations in the record itself, every one in a dictionary from the third
-/// on. An
-/// override drops exactly the users the record names, so no use may be lost in the move,
-/// found under another registration, or kept after it is forgotten.
+/// on. An override drops exactly the users the record names, so no use may be lost in the
+/// move, found under another registration, or kept after it is forgotten.
 @Suite struct UsesRecordTests {
     private func key(_ line: UInt) -> RegistrationKey {
         RegistrationKey(file: #fileID, line: line, column: 1, type: Int.self, argument: nil)
