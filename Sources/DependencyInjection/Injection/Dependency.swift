@@ -66,7 +66,7 @@ public struct Dependency<Value> {
     ///   - fileID: Where the property is declared, for messages; leave the default.
     ///   - line: Where the property is declared, for messages; leave the default.
     @_disfavoredOverload
-    @inlinable
+    @inlinable @inline(__always)  // where the key path is a literal: see ``PropertyGetter``
     public init(
         _ keyPath: KeyPath<DependencyContainer, Value>,
         container: DependencyContainer? = nil,
@@ -74,8 +74,15 @@ public struct Dependency<Value> {
         fileID: StaticString = #fileID,
         line: UInt = #line
     ) {
-        storage = DependencyStorage(keyPath, container: container)
-        words = PropertyWords(published: storage.published, site: PropertySite(declaredIn: function, fileID: fileID, line: line))
+        let site = PropertySite(declaredIn: function, fileID: fileID, line: line)
+        // Captures the key path and nothing else, so that it compiles to the getter's call;
+        // made in the argument, so that no copy outlives the call, keeping the key path.
+        storage = DependencyStorage(
+            PropertyGetter { container, step in
+                guard let container else { return keyPath }
+                return Self.resolve(valueAt: keyPath, in: container, &step)
+            }, container: container)
+        words = PropertyWords(published: storage.published, site: site)
     }
 
     /// Injects the service of a ``Provider`` registration.
@@ -94,7 +101,7 @@ public struct Dependency<Value> {
     ///   - function: The type that declares the property, for messages; leave the default.
     ///   - fileID: Where the property is declared, for messages; leave the default.
     ///   - line: Where the property is declared, for messages; leave the default.
-    @inlinable
+    @inlinable @inline(__always)  // where the key path is a literal: see ``PropertyGetter``
     public init(
         _ keyPath: KeyPath<DependencyContainer, Provider<Value>>,
         container: DependencyContainer? = nil,
@@ -102,31 +109,50 @@ public struct Dependency<Value> {
         fileID: StaticString = #fileID,
         line: UInt = #line
     ) {
-        storage = DependencyStorage(keyPath, container: container)
-        words = PropertyWords(published: storage.published, site: PropertySite(declaredIn: function, fileID: fileID, line: line))
+        let site = PropertySite(declaredIn: function, fileID: fileID, line: line)
+        // Captures the key path and nothing else, so that it compiles to the getter's call;
+        // made in the argument, so that no copy outlives the call, keeping the key path.
+        storage = DependencyStorage(
+            PropertyGetter { container, step in
+                guard let container else { return keyPath }
+                return Self.resolve(container[keyPath: keyPath], at: keyPath, in: container, &step)
+            }, container: container)
+        words = PropertyWords(published: storage.published, site: site)
     }
 
     /// Resolves the property's key path in `container`, into a box, as far as `step` allows
-    /// (``DependencyStorage/FirstReadStep``): the slow path of a read, compiled where the
-    /// wrapper is used, so that no storage keeps a function. One function serves both
+    /// (``DependencyStorage/FirstReadStep``): the slow path of a read whose storage kept the
+    /// key path rather than the getter (``PropertyGetter``), compiled where the wrapper is
+    /// used, so that no storage keeps a function for it. One function serves both
     /// initializers, so that the wrapper keeps no word to tell them apart.
     ///
     /// Key paths are invariant in their value type, so one whose value is `Value` came
     /// through ``init(_:container:function:fileID:line:)-(KeyPath<DependencyContainer,Value>,_,_,_,_)``
-    /// and any other is a provider's. A plain property's getter is its construction, so a
-    /// look does not read it; a provider's getter only makes the provider.
+    /// and any other is a provider's.
     @inlinable
     static func resolve(
         _ keyPath: AnyKeyPath, in container: DependencyContainer, _ step: inout DependencyStorage.FirstReadStep
     ) -> AnyBox? {
         if type(of: keyPath).valueType == Value.self {
-            if step == .look { return nil }
-            step = .built
-            return Box(container[keyPath: unsafeDowncast(keyPath, to: KeyPath<DependencyContainer, Value>.self)])
+            return resolve(valueAt: unsafeDowncast(keyPath, to: KeyPath<DependencyContainer, Value>.self), in: container, &step)
         }
         let keyPath = unsafeDowncast(keyPath, to: KeyPath<DependencyContainer, Provider<Value>>.self)
-        let provider = container[keyPath: keyPath]
+        return resolve(container[keyPath: keyPath], at: keyPath, in: container, &step)
+    }
+
+    /// Resolves `provider`, which `keyPath` led to in `container`, as far as `step` allows:
+    /// a provider's getter only makes the provider, so even a look reads it, and finds the
+    /// instance the container keeps.
+    @inlinable
+    static func resolve(
+        _ provider: Provider<Value>, at keyPath: KeyPath<DependencyContainer, Provider<Value>>,
+        in container: DependencyContainer, _ step: inout DependencyStorage.FirstReadStep
+    ) -> AnyBox? {
+        // Only where the check runs: in a release build, passing the key path to the empty
+        // function would make the key path object the getter's call does without.
+        #if DEBUG
         RegistrationIdentity.note(keyPath, leadsTo: provider.key, name: provider.name, in: container)
+        #endif
         if let box = container.cachedBox(provider) {
             step = .foundKept
             return box
@@ -134,6 +160,18 @@ public struct Dependency<Value> {
         if step == .look { return nil }
         step = .built
         return Box(container.resolveSlowly(provider))
+    }
+
+    /// Reads the plain property at `keyPath` in `container` into a box, unless `step` is a
+    /// look: a plain property's getter is its construction, which a look does not run.
+    @inlinable
+    static func resolve(
+        valueAt keyPath: KeyPath<DependencyContainer, Value>, in container: DependencyContainer,
+        _ step: inout DependencyStorage.FirstReadStep
+    ) -> AnyBox? {
+        if step == .look { return nil }
+        step = .built
+        return Box(container[keyPath: keyPath])
     }
 
     /// The dependency, resolved on first access.

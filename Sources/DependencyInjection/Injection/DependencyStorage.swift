@@ -4,9 +4,11 @@
 /// Apps create objects with injected properties all day (a view model per screen, a
 /// handler per request) and keep thousands alive, so a property costs one allocation of
 /// three words: this object, which holds the published value's word, the container and
-/// the key path. There is no lock object and no closure of its own: the wrapper,
-/// specialized where it is used, passes the function that resolves the key path, and
-/// the site messages name (one word, see ``PropertySite``), on each first read. What
+/// how the property reads its registration: the getter its declaration compiled, a
+/// function with nothing captured, or else the key path (``_PropertyGetterWord``). There
+/// is no lock object and no closure context of its own: the wrapper, specialized where it
+/// is used, passes the function that reads a key path, and the site messages name (one
+/// word, see ``PropertySite``), on each first read. What
 /// only some properties need (a container held weakly, a value replaced, another owner
 /// waiting) moves to a ``PropertyState`` when it is first needed:
 ///
@@ -33,17 +35,22 @@
 /// in this module would ask the runtime for `Box<Value>`'s metadata on every resolution.
 ///
 /// ```swift
-/// let storage = DependencyStorage(\.httpClient, container: nil)
+/// let storage = DependencyStorage(PropertyGetter { container, step in
+///     guard let container else { return \DependencyContainer.baseURL }
+///     step = .built
+///     return Box(container.baseURL)
+/// }, container: nil)
 /// let site = PropertySite(declaredIn: "Feed", fileID: #fileID, line: #line)
-/// let box = DependencyStorage.resolveOnce(from: storage.published, declaredAt: site) { container, keyPath in
-///     Box(container[keyPath: unsafeDowncast(keyPath, to: KeyPath<DependencyContainer, any HTTPClient>.self)])
+/// let box = DependencyStorage.resolveOnce(from: storage.published, declaredAt: site) { container, keyPath, step in
+///     step = .built   // only for a storage that kept the key path
+///     return Box(container[keyPath: unsafeDowncast(keyPath, to: KeyPath<DependencyContainer, String>.self)])
 /// }
 /// ```
 @usableFromInline
 final class DependencyStorage: @unchecked Sendable {
     // @unchecked: the published word is read and written atomically; `state` only under
     // `lock`, the stripe of this object, as is every `var` of a `PropertyState` or of the
-    // frame it holds; `keyPath` is immutable.
+    // frame it holds; `getter` is immutable.
 
     /// The published box, retained, or nil. It must stay the first stored property: the
     /// wrapper reads it at the address of the object's stored properties.
@@ -56,17 +63,18 @@ final class DependencyStorage: @unchecked Sendable {
     ///   builds for, which the resolving owner holds until it puts the container back here.
     /// - a ``PropertyState``: everything else.
     @exclusivity(unchecked) private var state: AnyObject
-    /// The registration the property resolves. Its own, not shared with other objects of
-    /// the declaration: a key path to a parameterized registration carries its argument,
-    /// which goes with the object.
-    private let keyPath: AnyKeyPath
+    /// How the property reads its registration: the getter its declaration compiled, or
+    /// the key path (``_PropertyGetterWord``). The key path is the object's own, not shared
+    /// with other objects of the declaration: a key path to a parameterized registration
+    /// carries its argument, which goes with the object.
+    private let getter: _PropertyGetterWord
 
     /// Stands for "this property's first resolution" in frames and the wait graph.
     private static let resolutionKey = RegistrationKey(
         file: #fileID, line: 0, column: 0, type: AnyBox.self, argument: nil)
 
     @usableFromInline
-    init(_ keyPath: AnyKeyPath, container chosen: DependencyContainer?) {
+    init(_ getter: PropertyGetter, container chosen: DependencyContainer?) {
         // The container building the owning object, if one is (or whose first read without a
         // frame runs the getter creating it); else `main`.
         let (owner, innermost) = Frame.mayBeBuilding ? Frame.ownerAndInnermost : (.nobody, nil)
@@ -81,11 +89,12 @@ final class DependencyStorage: @unchecked Sendable {
         } else {
             state = container
         }
-        self.keyPath = keyPath
+        self.getter = _PropertyGetterWord(getter)
     }
 
     deinit {
         if let word = publishedWord { Unmanaged<AnyBox>.fromOpaque(word).release() }
+        getter.release()
     }
 
     /// The published word, which the wrapper reads without a lock.
@@ -161,9 +170,11 @@ final class DependencyStorage: @unchecked Sendable {
         case built
     }
 
-    /// How the wrapper resolves its key path in a container, as far as `step` allows: the
+    /// How the wrapper resolves a key path in a container, as far as `step` allows: the
     /// box, and `step` set to how it went; or nil when `step` is ``FirstReadStep/look``
-    /// and the container keeps no instance.
+    /// and the container keeps no instance. Called for a storage that keeps its key path
+    /// rather than its getter's function (``_PropertyGetterWord``); the getter's function
+    /// answers on the same terms.
     @usableFromInline
     typealias Resolve = (DependencyContainer, AnyKeyPath, _ step: inout FirstReadStep) -> AnyBox?
 
@@ -229,7 +240,7 @@ final class DependencyStorage: @unchecked Sendable {
             ThreadFrames.beginUnframedRead(from: container)
             defer { ThreadFrames.endUnframedRead() }
             var step = FirstReadStep.look
-            return resolve(container, keyPath, &step)
+            return getter.resolve(in: container, &step, projecting: resolve)
         }
         if let found, let served = publish(found, servedBy: container) { return served }
         return resolveInFrame(declaredAt: site, resolve)
@@ -297,7 +308,7 @@ final class DependencyStorage: @unchecked Sendable {
         case .resolve(let frame, let container):
             // No cycle check: this frame is new, and no frame of this property is running.
             var step = FirstReadStep.resolve
-            let box = frame._withUnsafeGuaranteedRef { $0.bind { resolve(container, keyPath, &step)! } }
+            let box = frame._withUnsafeGuaranteedRef { $0.bind { getter.resolve(in: container, &step, projecting: resolve)! } }
             propertySite.noteFirstRead(foundItKept: step == .foundKept)
             var (ended, waiting, alone): (AnyObject?, InFlight?, Bool) = lock.withLock { _ in
                 guard state === frame.takeUnretainedValue() else {
@@ -384,6 +395,10 @@ final class DependencyStorage: @unchecked Sendable {
             trace: enclosing?.trace, owner: owner, parent: enclosing)
         return spare
     }
+
+    /// The key path the storage keeps, when its getter captured one: for tests, which tell
+    /// a getter compiled to a function from one that kept its key path.
+    var keptKeyPath: AnyKeyPath? { getter.keyPath }
 
     /// Whether another owner waits for the first read in progress, which tests wait for
     /// before they change the property.
