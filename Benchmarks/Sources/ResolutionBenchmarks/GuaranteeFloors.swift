@@ -15,10 +15,12 @@ import DependencyInjection
 //   (`floor-bind`: one reference bound around an empty body).
 // - A test's world is a container that is created and dropped: one object
 //   (`floor-object`).
-// - `@Dependency(\.x)` names its registration by a key path, projected on the container at
-//   the first read (`floor-projection`: the runtime's projection of a computed property
-//   whose getter only refers to the container); its lazily resolved value needs
-//   a storage object of its own, since two threads may read it first (`floor-object`).
+// - `@Dependency(\.x)`'s lazily resolved value needs a storage object of its own, since two
+//   threads may read it first (`floor-object`). It names its registration by a key path,
+//   which no longer counts: the getter of a key path literal is called directly in an
+//   optimized build (`PropertyGetter`). `floor-projection` is what reading a key path the
+//   runtime's way costs (the runtime's projection of a computed property whose getter only
+//   refers to the container), as a debug build, or a key path with an argument, still does.
 //
 // `instructions.sh` prints the bounds beside the targets. A lower bound can show a target
 // out of reach, never that it can be reached: a bound well under its target says only
@@ -76,8 +78,8 @@ func hotPathFloorObjectLoop(_ count: Int, _ depth: Int) {
     }
 }
 
-/// Projects `path` on `container`, `count` times: the first read of `@Dependency(\.client)`
-/// does that once, whatever the engine behind it.
+/// Projects `path` on `container`, `count` times: what the first read of a `@Dependency`
+/// whose storage kept its key path (a debug build, a key path with an argument) does once.
 @inline(never)
 func hotPathFloorProjectionLoop(
     _ container: DependencyContainer, _ path: KeyPath<DependencyContainer, FloorRegistration>, _ count: Int
