@@ -16,14 +16,33 @@ enum RegistrationIdentity {
     private static let keyPaths = _Locked([RegistrationKey: AnyKeyPath]())
     #endif
 
-    /// Notes that `keyPath` leads to `key`; reports an issue when another key path did.
+    /// `keyPath` in a debug build, where ``note(_:leadsTo:name:in:)`` checks it, and nil in
+    /// a release build: for inlinable callers, compiled where they are called, so that a
+    /// release build makes no object of a key path literal only to hand it to a check that
+    /// does nothing there (about 100 instructions on every `override`).
+    ///
+    /// ```swift
+    /// replaceOverride(of: key, named: name, at: RegistrationIdentity.keyPathToNote(keyPath), with: box)
+    /// ```
+    @inlinable @inline(__always)
+    static func keyPathToNote(_ keyPath: AnyKeyPath) -> AnyKeyPath? {
+        #if DEBUG
+        return keyPath
+        #else
+        return nil
+        #endif
+    }
+
+    /// Notes that `keyPath` leads to `key`; reports an issue when another key path did. A
+    /// nil key path, which only a release build passes (``keyPathToNote(_:)``), notes
+    /// nothing.
     @usableFromInline
     static func note(
-        _ keyPath: AnyKeyPath, leadsTo key: RegistrationKey, name: StaticString, in container: DependencyContainer
+        _ keyPath: AnyKeyPath?, leadsTo key: RegistrationKey, name: StaticString, in container: DependencyContainer
     ) {
         #if DEBUG
         // Arguments tell parameterized registrations apart, and would make the table grow.
-        guard key.argument == nil else { return }
+        guard let keyPath, key.argument == nil else { return }
         let other: AnyKeyPath? = keyPaths.withLock { keyPaths in
             guard let seen = keyPaths[key] else {
                 keyPaths[key] = keyPath

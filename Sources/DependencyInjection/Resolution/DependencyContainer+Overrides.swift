@@ -29,7 +29,8 @@ extension DependencyContainer {
         _ make: @escaping @Sendable () -> Value
     ) {
         let provider = self[keyPath: keyPath]
-        replaceOverride(of: provider.key, named: provider.name, at: keyPath, with: Override(make))
+        replaceOverride(
+            of: provider.key, named: provider.name, at: RegistrationIdentity.keyPathToNote(keyPath), with: Override(make))
     }
 
     /// Replaces an async registration in this container (and the children that do not
@@ -53,7 +54,9 @@ extension DependencyContainer {
         _ make: @escaping @Sendable () async throws -> Value
     ) {
         let provider = self[keyPath: keyPath]
-        replaceOverride(of: provider.key, named: provider.name, at: keyPath, with: AsyncOverride(make))
+        replaceOverride(
+            of: provider.key, named: provider.name, at: RegistrationIdentity.keyPathToNote(keyPath),
+            with: AsyncOverride(make))
     }
 
     /// Drops every cached instance, every override and every decoration of this container.
@@ -142,10 +145,11 @@ extension DependencyContainer {
     /// Installs an override, or removes it and the decorations, then drops what was built
     /// from the old one here and in every descendant that does not override it itself. With
     /// `includingArguments`, `key` is a provider family's, and the overrides of its
-    /// arguments are removed too.
+    /// arguments are removed too. `keyPath`, the key path the caller named the registration
+    /// by, is checked in a debug build (``RegistrationIdentity``), and may be nil elsewhere.
     @usableFromInline
     func replaceOverride(
-        of key: RegistrationKey, named name: StaticString, at keyPath: AnyKeyPath, with override: AnyObject?,
+        of key: RegistrationKey, named name: StaticString, at keyPath: AnyKeyPath?, with override: AnyObject?,
         includingArguments: Bool = false
     ) {
         change(key, named: name, at: keyPath) { state, released in
@@ -175,7 +179,7 @@ extension DependencyContainer {
     /// `clock`, goes when the app or the session overrides `clock`
     /// (``StaleAppInstances``).
     func change(
-        _ key: RegistrationKey, named name: StaticString, at keyPath: AnyKeyPath,
+        _ key: RegistrationKey, named name: StaticString, at keyPath: AnyKeyPath?,
         _ body: (inout ContainerState, inout Released) -> Void
     ) {
         RegistrationIdentity.note(keyPath, leadsTo: key, name: name, in: self)
