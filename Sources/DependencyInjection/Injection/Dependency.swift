@@ -75,8 +75,10 @@ public struct Dependency<Value> {
         line: UInt = #line
     ) {
         let site = PropertySite(declaredIn: function, fileID: fileID, line: line)
-        // Captures the key path and nothing else, so that it compiles to the getter's call;
-        // made in the argument, so that no copy outlives the call, keeping the key path.
+        // Captures the key path and nothing else, so that it compiles to the getter's call.
+        // Made in the argument, after the site: a copy of the closure kept past the call, or
+        // a call between the two, kept the key path alive beside the closure, and the
+        // optimizer then left it captured.
         storage = DependencyStorage(
             PropertyGetter { container, step in
                 guard let container else { return keyPath }
@@ -110,8 +112,10 @@ public struct Dependency<Value> {
         line: UInt = #line
     ) {
         let site = PropertySite(declaredIn: function, fileID: fileID, line: line)
-        // Captures the key path and nothing else, so that it compiles to the getter's call;
-        // made in the argument, so that no copy outlives the call, keeping the key path.
+        // Captures the key path and nothing else, so that it compiles to the getter's call.
+        // Made in the argument, after the site: a copy of the closure kept past the call, or
+        // a call between the two, kept the key path alive beside the closure, and the
+        // optimizer then left it captured.
         storage = DependencyStorage(
             PropertyGetter { container, step in
                 guard let container else { return keyPath }
