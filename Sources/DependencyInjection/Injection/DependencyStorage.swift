@@ -396,9 +396,13 @@ final class DependencyStorage: @unchecked Sendable {
         return spare
     }
 
-    /// The key path the storage keeps, when its getter captured one: for tests, which tell
-    /// a getter compiled to a function from one that kept its key path.
+    /// The key path the storage keeps, if it keeps one rather than its getter's function:
+    /// for tests, which tell the two apart.
     var keptKeyPath: AnyKeyPath? { getter.keyPath }
+
+    /// Whether the property's getter captured nothing, a plain function (kept as such
+    /// unless its address is odd): for tests.
+    var getterCapturedNothing: Bool { getter.getterCapturedNothing }
 
     /// Whether another owner waits for the first read in progress, which tests wait for
     /// before they change the property.

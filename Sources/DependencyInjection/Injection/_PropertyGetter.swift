@@ -12,10 +12,12 @@
 /// declaration, and the storage keeps the plain function, in one word
 /// (``_PropertyGetterWord``).
 ///
-/// A closure that still captures its key path (in a debug build, or for a key path with an
-/// argument, such as `\.[session: id]`, whose argument is a value of the object's) hands
-/// the key path back when it is called with no container, and the storage keeps the key
-/// path instead, which the wrapper reads through the runtime as before.
+/// A closure that still captures its key path hands the key path back when it is called
+/// with no container, and the storage keeps the key path instead, which the wrapper reads
+/// through the runtime as before: in a debug build, which specializes nothing, and for a
+/// key path with arguments (a subscript's or a provider family's argument, even a literal
+/// one, such as `\.[track: 3]`, or a value of the object's, `\.[session: id]`), or one not
+/// written as a literal in the declaration (held in a variable, made by a helper).
 ///
 /// ```swift
 /// let getter = PropertyGetter { container, step in
@@ -38,7 +40,8 @@ struct PropertyGetter {
 
 /// A ``PropertyGetter`` kept in one word of a ``DependencyStorage``, where the storage kept
 /// its key path: the getter's function when the getter captures nothing, or else the key
-/// path it hands back, retained, with its lowest bit set.
+/// path it hands back, retained, with its lowest bit set (and the next one too when the
+/// getter captured nothing but its function's address is odd; see ``init(_:)``).
 ///
 /// A closure is a function and a context, two words, and one that captures nothing has no
 /// context: its function alone calls it. Keeping the function rather than the closure
@@ -55,28 +58,43 @@ struct _PropertyGetterWord {
     private let bits: UInt
 
     /// Keeps `getter`'s function if the getter captures nothing and the function's lowest
-    /// bit is clear, which the tag needs (a function's address is even on arm64, and in
-    /// practice on x86_64, but an x86_64 build optimized for size may place one at an odd
-    /// address); else the key path the getter hands back.
+    /// bit is clear, which the tag needs; else the key path the getter hands back. A
+    /// function's address is even on arm64, and on x86_64 in a build optimized for speed,
+    /// but a build optimized for size (`-Osize`) places about half of them at odd
+    /// addresses: the properties of those declarations keep their key paths.
     init(_ getter: PropertyGetter) {
         // The struct, not its closure: a closure passed to a generic function as a value is
         // wrapped in another, and would never read as one without a context.
         let (function, context) = unsafeBitCast(getter, to: (UnsafeRawPointer, UnsafeRawPointer?).self)
-        if context == nil, UInt(bitPattern: function) & 1 == 0 {
+        if context == nil, UInt(bitPattern: function) & Self.tags == 0 {
             bits = UInt(bitPattern: function)
             return
         }
         var step = DependencyStorage.FirstReadStep.look
         let keyPath = getter.resolve(nil, &step)
         precondition(keyPath is AnyKeyPath, "a property's getter hands back its key path when called with no container")
-        bits = UInt(bitPattern: Unmanaged.passRetained(keyPath.unsafelyUnwrapped).toOpaque()) | 1
+        let address = UInt(bitPattern: Unmanaged.passRetained(keyPath.unsafelyUnwrapped).toOpaque())
+        assert(address & Self.tags == 0, "an object's address leaves its two lowest bits clear")
+        bits = address | Self.keptKeyPath | (context == nil ? Self.capturedNothing : 0)
     }
 
-    /// The key path kept, if the getter captured it.
+    /// The tag of a kept key path.
+    private static let keptKeyPath: UInt = 0b01
+    /// With ``keptKeyPath``: the getter captured nothing, but its function's address is odd.
+    private static let capturedNothing: UInt = 0b10
+    private static let tags: UInt = 0b11
+
+    /// The key path kept, if any.
     var keyPath: AnyKeyPath? {
-        guard bits & 1 != 0 else { return nil }
-        return Unmanaged<AnyKeyPath>.fromOpaque(UnsafeRawPointer(bitPattern: bits & ~1).unsafelyUnwrapped)
+        guard bits & Self.keptKeyPath != 0 else { return nil }
+        return Unmanaged<AnyKeyPath>.fromOpaque(UnsafeRawPointer(bitPattern: bits & ~Self.tags).unsafelyUnwrapped)
             .takeUnretainedValue()
+    }
+
+    /// Whether the getter captured nothing, a plain function, whether the word keeps the
+    /// function or, for one at an odd address, its key path: for tests.
+    var getterCapturedNothing: Bool {
+        bits & Self.keptKeyPath == 0 || bits & Self.capturedNothing != 0
     }
 
     /// Resolves the property in `container` as far as `step` allows: through the getter's
@@ -93,7 +111,7 @@ struct _PropertyGetterWord {
 
     /// Releases the key path kept, if any: the storage's `deinit` calls it.
     func release() {
-        guard bits & 1 != 0 else { return }
-        Unmanaged<AnyKeyPath>.fromOpaque(UnsafeRawPointer(bitPattern: bits & ~1).unsafelyUnwrapped).release()
+        guard bits & Self.keptKeyPath != 0 else { return }
+        Unmanaged<AnyKeyPath>.fromOpaque(UnsafeRawPointer(bitPattern: bits & ~Self.tags).unsafelyUnwrapped).release()
     }
 }
