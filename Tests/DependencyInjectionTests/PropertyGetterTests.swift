@@ -109,6 +109,30 @@ final class ArgumentGetterHolder: @unchecked Sendable {
         #expect(holder.tag == "literal")
     }
 
+    @Test func objectsOfOneDeclarationMadeAndReadOnThreadsReleasedTogetherShareOneInstance() async {
+        let container = DependencyContainer()
+        let builds = container.counter("httpClient")
+        let tags = ["first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth"]
+        let clients = Collected<ObjectIdentifier>()
+        let wrongTags = Collected<String>()
+        let finished = await concurrentlyOffThePool(threads: tags.count) { index in
+            // Each thread a container of its own for the plain property, one for the singleton.
+            let own = DependencyContainer(parent: container)
+            own.setValue(tags[index], forKey: "getter-tag")
+            for _ in 0..<200 {
+                let holder = DependencyContainer.withMain(own) { LiteralGetterHolder() }
+                holder.$client.container = container
+                clients.append(ObjectIdentifier(holder.client))
+                if holder.tag != tags[index] { wrongTags.append(holder.tag) }
+            }
+        }
+        #expect(finished)
+        #expect(builds.count == 1)
+        #expect(Set(clients.values) == [ObjectIdentifier(container.httpClient())])
+        #expect(clients.values.count == tags.count * 200)
+        #expect(wrongTags.values.isEmpty)
+    }
+
     @Test func aKeyPathWithAnArgumentOfTheObjectsIsKeptAndResolvesThatArgument() {
         let container = DependencyContainer()
         let holders = (0..<3).map { ArgumentGetterHolder(index: $0, container: container) }
