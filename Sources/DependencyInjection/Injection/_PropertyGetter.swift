@@ -66,7 +66,7 @@ struct _PropertyGetterWord {
         // The struct, not its closure: a closure passed to a generic function as a value is
         // wrapped in another, and would never read as one without a context.
         let (function, context) = unsafeBitCast(getter, to: (UnsafeRawPointer, UnsafeRawPointer?).self)
-        if context == nil, UInt(bitPattern: function) & Self.tags == 0 {
+        if context == nil, UInt(bitPattern: function) & Self.keptKeyPath == 0 {
             bits = UInt(bitPattern: function)
             return
         }
