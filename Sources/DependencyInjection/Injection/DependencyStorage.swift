@@ -1,3 +1,5 @@
+import _DependencyInjectionShims
+
 /// The state behind one `@Dependency` property: its container and its first resolution,
 /// in one object.
 ///
@@ -14,13 +16,17 @@
 ///
 /// - Reads of a resolved value load the published word (the object's first stored
 ///   property) atomically, without a lock: see ``_PublishedBox``.
-/// - Everything else (resolving, switching the container, resetting, setting) is
-///   serialised by one of ``_LockStripes``' locks, picked by this object's address. Those
-///   sections are short, run no user code, take no other lock and release nothing.
+/// - Everything else (resolving, switching the container, resetting, setting), but the
+///   mark of a look, below, is serialised by one of ``_LockStripes``' locks, picked by this
+///   object's address. Those sections are short, run no user code, take no other lock and
+///   deinitialize nothing.
 /// - A first read of what the container already keeps (a singleton built at launch, read
-///   by every new view model) takes no frame: the wrapper projects the provider, finds its
-///   instance, and the storage publishes it if the property still resolves from that
-///   container.
+///   by every new view model) takes no frame, and the lock only to publish: it marks the
+///   word of state "looked at" without the lock (``_PropertyStateWord``), the wrapper
+///   projects the provider and finds its instance in the container the word holds, and
+///   the storage publishes it if the word still holds that container. A change meanwhile
+///   (a switch, a reset, a set, another reader's frame) hands the read a reference to the
+///   container, so that the container outlives the look.
 /// - Any other first resolution runs in a ``Frame``, like a construction, so that what it
 ///   creates knows its container and the owner reading the property again is a cycle,
 ///   named without evaluating any registration. The frame is the thread's spare one, the
@@ -48,21 +54,19 @@
 /// ```
 @usableFromInline
 final class DependencyStorage: @unchecked Sendable {
-    // @unchecked: the published word is read and written atomically; `state` only under
-    // `lock`, the stripe of this object, as is every `var` of a `PropertyState` or of the
-    // frame it holds; `getter` is immutable.
+    // @unchecked: the published word is read and written atomically, and so is the state's
+    // word, which is written only under `lock`, the stripe of this object, as is every `var`
+    // of a `PropertyState` or of the frame it holds; `getter` is immutable.
 
     /// The published box, retained, or nil. It must stay the first stored property: the
     /// wrapper reads it at the address of the object's stored properties.
     @exclusivity(unchecked) private var publishedWord: UnsafeRawPointer?
-    /// Where the property stands, in one word, by its class:
-    ///
-    /// - a ``DependencyContainer``, held strongly: the container, with nothing in progress.
-    ///   Nearly every property is in this state for its whole life.
-    /// - a ``Frame``: the first resolution in progress, from the container the frame
-    ///   builds for, which the resolving owner holds until it puts the container back here.
-    /// - a ``PropertyState``: everything else.
-    @exclusivity(unchecked) private var state: AnyObject
+    /// Where the property stands, in one word (``_PropertyStateWord``): the container
+    /// alone, which nearly every property holds for its whole life; the ``Frame`` of the
+    /// first resolution in progress, from the container the frame builds for, which the
+    /// resolving owner holds until it puts the container back here; or a ``PropertyState``,
+    /// with everything else.
+    @exclusivity(unchecked) private var stateWord: UnsafeMutableRawPointer
     /// How the property reads its registration: the getter its declaration compiled, or
     /// the key path (``_PropertyGetterWord``). The key path is the object's own, not shared
     /// with other objects of the declaration: a key path to a parameterized registration
@@ -84,16 +88,17 @@ final class DependencyStorage: @unchecked Sendable {
         // A construction of `container` still running builds something the container
         // keeps (a singleton, directly or through a task it started, or an object whose
         // property it resolves): holding the container strongly would keep both forever.
-        if innermost != nil && Frame.keepsResult(of: container, from: innermost) {
-            state = PropertyState(weaklyHolding: container)
-        } else {
-            state = container
-        }
         self.getter = _PropertyGetterWord(getter)
+        if innermost != nil && Frame.keepsResult(of: container, from: innermost) {
+            stateWord = _PropertyStateWord.word(ofBusy: PropertyState(weaklyHolding: container))
+        } else {
+            stateWord = _PropertyStateWord.word(of: container)
+        }
     }
 
     deinit {
         if let word = publishedWord { Unmanaged<AnyBox>.fromOpaque(word).release() }
+        _PropertyStateWord.release(stateWord)
         getter.release()
     }
 
@@ -110,46 +115,63 @@ final class DependencyStorage: @unchecked Sendable {
         _getUnsafePointerToStoredProperties(self).assumingMemoryBound(to: UnsafeRawPointer?.self)
     }
 
+    /// ``stateWord``, for its atomic operations: the second stored property.
+    private var word: _PropertyStateWord {
+        _PropertyStateWord(
+            address: (_getUnsafePointerToStoredProperties(self) + MemoryLayout<UnsafeRawPointer?>.stride)
+                .assumingMemoryBound(to: UnsafeMutableRawPointer?.self))
+    }
+
+    /// The object ``stateWord`` holds; read under the lock.
+    private var state: AnyObject { word.object }
+
     /// ``state`` by its class; read under the lock.
     private enum Phase {
-        case idle(DependencyContainer)
+        /// The container alone; `lookedAt` while a first read looks at it without the lock.
+        case idle(DependencyContainer, lookedAt: Bool)
         case resolving(Frame)
         case detailed(PropertyState)
     }
 
     private var phase: Phase {
-        let object = state
-        let type = ObjectIdentifier(Swift.type(of: object))
-        if type == ObjectIdentifier(DependencyContainer.self) {
-            return .idle(unsafeDowncast(object, to: DependencyContainer.self))
+        switch word.content {
+        case .container(let container, let looked):
+            return .idle(container, lookedAt: looked)
+        case .busy(let object):
+            if ObjectIdentifier(Swift.type(of: object)) == ObjectIdentifier(PropertyState.self) {
+                return .detailed(unsafeDowncast(object, to: PropertyState.self))
+            }
+            return .resolving(unsafeDowncast(object, to: Frame.self))
         }
-        if type == ObjectIdentifier(PropertyState.self) { return .detailed(unsafeDowncast(object, to: PropertyState.self)) }
-        return .resolving(unsafeDowncast(object, to: Frame.self))
     }
 
     /// The state in full, made from the one word if it was not yet; call under the lock.
-    /// Nothing is released: the container or frame the word held moves into it.
+    /// Nothing is deinitialized: the container or frame the word held moves into it, which
+    /// takes a reference of its own before the word's goes; and a read looking at the
+    /// container alone gets a reference of its own, to let go when its look ends.
     private func detailedState() -> PropertyState {
+        let detailed: PropertyState
         switch phase {
         case .detailed(let detailed):
             return detailed
-        case .idle(let container):
-            let detailed = PropertyState(strongContainer: container, resolving: nil)
-            state = detailed
-            return detailed
+        case .idle:
+            let (container, lookedAt) = word.seal()
+            detailed = PropertyState(strongContainer: container, resolving: nil)
+            if lookedAt { detailed.lookersContainer = container }
         case .resolving(let frame):
             // The resolving owner holds the frame's container until the frame ends.
-            let detailed = PropertyState(strongContainer: frame.building, resolving: frame)
-            state = detailed
-            return detailed
+            detailed = PropertyState(strongContainer: frame.building, resolving: frame)
         }
+        // Not the last reference: the state in full took its own.
+        Unmanaged<AnyObject>.fromOpaque(word.store(_PropertyStateWord.word(ofBusy: detailed))).release()
+        return detailed
     }
 
     /// The container the property resolves from, or nil if it was held weakly and is
     /// gone; call under the lock.
     private var container: DependencyContainer? {
         switch phase {
-        case .idle(let container): container
+        case .idle(let container, _): container
         case .resolving(let frame): frame.building
         case .detailed(let detailed): detailed.container
         }
@@ -180,22 +202,14 @@ final class DependencyStorage: @unchecked Sendable {
 
     /// The slow path of a wrapper read: resolves through the storage whose published word
     /// is `slot`, for the property declared at `site`, with `resolve`, which the wrapper
-    /// passes.
+    /// passes. The box comes without a reference of the caller's: the storage keeps every
+    /// box it hands out for its own life (published, or retired when replaced), and the
+    /// reader holds the storage.
     @usableFromInline @inline(never)
     static func resolveOnce(from slot: UnsafeMutablePointer<AnyBox?>, declaredAt site: PropertySite, _ resolve: Resolve)
-        -> AnyBox
+        -> Unmanaged<AnyBox>
     {
         _PublishedBox.withOwner(of: slot, as: DependencyStorage.self) { $0.resolveOnce(declaredAt: site, resolve) }
-    }
-
-    /// What a first read finds under the lock before it looks for a kept instance.
-    private enum Arrival {
-        /// A value is published: the read is over.
-        case resolved(AnyBox)
-        /// The word holds the container alone: nearly every first read.
-        case idle(DependencyContainer)
-        /// A resolution is in progress, or the state is in full.
-        case busy
     }
 
     /// Resolves the property for its first read.
@@ -214,7 +228,7 @@ final class DependencyStorage: @unchecked Sendable {
     /// of the key path. So a declaration whose last first read built (a factory, a plain
     /// property) takes the frame at once, and looks again once a read in the frame finds
     /// the instance kept (``PropertySite/lastReadFoundItKept``).
-    func resolveOnce(declaredAt site: PropertySite, _ resolve: Resolve) -> AnyBox {
+    func resolveOnce(declaredAt site: PropertySite, _ resolve: Resolve) -> Unmanaged<AnyBox> {
         // Only a read that nothing encloses looks: one inside a construction (on this
         // thread, or inherited by this task), or inside another read's look, takes its
         // frame, which names it in a cycle's chain.
@@ -223,38 +237,40 @@ final class DependencyStorage: @unchecked Sendable {
         else {
             return resolveInFrame(declaredAt: site, resolve)
         }
-        let arrival: Arrival = lock.withLock { _ in
-            if let box = _PublishedBox.published(in: published) { return .resolved(box) }
-            guard holdsContainerAlone else { return .busy }
-            return .idle(unsafeDowncast(state, to: DependencyContainer.self))
-        }
-        let container: DependencyContainer
-        switch arrival {
-        case .resolved(let box): return box
-        case .busy: return resolveInFrame(declaredAt: site, resolve)
-        case .idle(let idle): container = idle
-        }
-        // The container outlives the mark: were the look to hold its last reference (the
-        // property switched meanwhile), its `deinit` would run with the mark naming it.
-        let found: AnyBox? = withExtendedLifetime(container) {
+        // Without the lock: the mark keeps the container alive until the look ends.
+        guard let looked = word.beginLook() else { return resolveInFrame(declaredAt: site, resolve) }
+        let found: Unmanaged<AnyBox>? = looked._withUnsafeGuaranteedRef { container in
             ThreadFrames.beginUnframedRead(from: container)
             defer { ThreadFrames.endUnframedRead() }
             var step = FirstReadStep.look
             return getter.resolve(in: container, &step, projecting: resolve)
         }
-        if let found, let served = publish(found, servedBy: container) { return served }
+        let ended = endLook(of: looked, publishing: found)
+        // Outside the lock: the last references to what another read published first, and
+        // to a container the property switched from meanwhile.
+        ended.unpublished?.release()
+        withExtendedLifetime(ended.lookersContainer) {}
+        if let served = ended.served { return served }
         return resolveInFrame(declaredAt: site, resolve)
     }
 
-    /// Publishes `box`, which `container` served without a frame, and returns what the read
-    /// yields: what another read published first, or `box`; or nil, publishing nothing, when
-    /// the word no longer holds `container` alone.
-    private func publish(_ box: AnyBox, servedBy container: DependencyContainer) -> AnyBox? {
+    /// Ends the look at `container` and publishes `box`, what it found, with the reference
+    /// it comes with, if the word still holds `container` alone. Returns what the read
+    /// yields: what another read published first, or `box`; or nil when the state changed
+    /// meanwhile. What the caller releases outside the lock comes back too: the box, when
+    /// it was not published, and the reference to the container that a change handed the
+    /// read.
+    private func endLook(of container: Unmanaged<DependencyContainer>, publishing box: Unmanaged<AnyBox>?) -> (
+        served: Unmanaged<AnyBox>?, unpublished: Unmanaged<AnyBox>?, lookersContainer: DependencyContainer?
+    ) {
         lock.withLock { _ in
-            if let first = _PublishedBox.published(in: published) { return first }
-            guard state === container else { return nil }
-            retire(swapPublished(box))
-            return box
+            guard word.endLook(of: container) else {
+                return (nil, box, unsafeDowncast(state, to: PropertyState.self).takeLookersContainer())
+            }
+            guard let box else { return (nil, nil, nil) }
+            if let first = _PublishedBox.published(in: published) { return (Unmanaged.passUnretained(first), box, nil) }
+            retire(swapPublished(handingOver: box))
+            return (box, nil, nil)
         }
     }
 
@@ -265,7 +281,9 @@ final class DependencyStorage: @unchecked Sendable {
         /// Resolve in `frame`, which the state holds (the word itself, or the state in
         /// full): named without a reference of this step's own, so that the state's is the
         /// frame's last one when the read ends (``ThreadFrames/keepSpare(_:)``).
-        case resolve(Unmanaged<Frame>, DependencyContainer)
+        /// The container comes with the reference the state's word had, which goes back to
+        /// the word when the read ends.
+        case resolve(Unmanaged<Frame>, Unmanaged<DependencyContainer>)
         case released
     }
 
@@ -274,41 +292,49 @@ final class DependencyStorage: @unchecked Sendable {
     /// that found more than the container in the word, nothing kept, or a declaration whose
     /// last first read built. Notes for the declaration whether the read, if it resolved,
     /// found the instance kept.
-    private func resolveInFrame(declaredAt propertySite: PropertySite, _ resolve: Resolve) -> AnyBox {
+    private func resolveInFrame(declaredAt propertySite: PropertySite, _ resolve: Resolve) -> Unmanaged<AnyBox> {
         let site = propertySite.site
         let (owner, enclosing) = Frame.ownerAndInnermost
         var spare = ThreadFrames.takeSpareFrame()
         let bindingsBefore = ThreadFrames.bindingsMade
         let step: Step = lock.withLock { _ in
             if let box = _PublishedBox.published(in: published) { return .resolved(box) }
-            // Nearly every first read: the word holds the container, and takes the frame.
-            guard holdsContainerAlone else { return nextStep(for: owner, enclosing: enclosing, site: site) }
-            // Swapped, not assigned: the container's reference moves to this resolution
-            // and back, without a count (a container that something holds weakly counts
-            // its references on the runtime's slow path).
-            let container = unsafeDowncast(state, to: DependencyContainer.self)
+            // Nearly every first read: the word holds the container, and takes the frame,
+            // unless a read looks at the container meanwhile.
+            guard word.holdsContainerAlone, case (let container, lookedAt: false) = word.seal() else {
+                return nextStep(for: owner, enclosing: enclosing, site: site)
+            }
             let frame = makeFrame(
                 resolvingFrom: container, keepsResult: false, owner: owner, enclosing: enclosing, site: site,
                 reusing: spare.take())
-            var taken: AnyObject = frame
-            swap(&state, &taken)
-            return .resolve(Unmanaged.passUnretained(frame), unsafeDowncast(taken, to: DependencyContainer.self))
+            // Exchanged, not assigned: the container's reference moves to this resolution
+            // and back, without a count (a container that something holds weakly counts
+            // its references on the runtime's slow path).
+            let taken = word.store(_PropertyStateWord.word(ofBusy: frame))
+            return .resolve(Unmanaged.passUnretained(frame), Unmanaged.fromOpaque(taken))
         }
         // Not taken: the read needed no frame, or one of the state in full.
         if spare != nil { ThreadFrames.keepSpare(&spare) }
         switch step {
         case .resolved(let box):
-            return box
+            return Unmanaged.passUnretained(box)
         case .released:
             stopReleased(declaredAt: site)
         case .cycle(let frame):
             CycleReport.stop(frame.sites(to: enclosing), closing: site)
         case .wait(let construction):
-            return construction.wait(as: owner, innermost: enclosing)
+            // Kept with the storage, which hands out no box it may release: the resolution
+            // waited for was outdated when it did not publish it.
+            let box = construction.wait(as: owner, innermost: enclosing)
+            lock.withLock { _ in detailedState().retired.append(box) }
+            return Unmanaged.passUnretained(box)
         case .resolve(let frame, let container):
             // No cycle check: this frame is new, and no frame of this property is running.
             var step = FirstReadStep.resolve
-            let box = frame._withUnsafeGuaranteedRef { $0.bind { getter.resolve(in: container, &step, projecting: resolve)! } }
+            let box = frame._withUnsafeGuaranteedRef {
+                $0.bind { getter.resolve(in: container.takeUnretainedValue(), &step, projecting: resolve)! }
+            }
+            // The box's reference goes to the published word, or, outdated, to the retired.
             propertySite.noteFirstRead(foundItKept: step == .foundKept)
             var (ended, waiting, alone): (AnyObject?, InFlight?, Bool) = lock.withLock { _ in
                 guard state === frame.takeUnretainedValue() else {
@@ -317,11 +343,13 @@ final class DependencyStorage: @unchecked Sendable {
                 }
                 // Nothing happened meanwhile: the word goes back to the container, and
                 // nothing was published (a set would have made the state in full).
-                var given: AnyObject = container
-                swap(&state, &given)
-                retire(swapPublished(box))
-                return (given, nil, true)
+                let given = word.store(container.toOpaque())
+                retire(swapPublished(handingOver: box))
+                return (Unmanaged<AnyObject>.fromOpaque(given).takeRetainedValue(), nil, true)
             }
+            // Not handed back to the word: the resolution lets its reference go (the state
+            // in full holds one of its own).
+            if !alone { container.release() }
             // Kept for the thread's next first read when no one else can have read it: no
             // other owner came to it through this storage (the state would be in full), and
             // this thread bound no frame as a task-local value meanwhile, which a task could
@@ -329,14 +357,9 @@ final class DependencyStorage: @unchecked Sendable {
             // may run a `deinit`.
             if alone && ThreadFrames.bindingsMade == bindingsBefore { ThreadFrames.keepSpare(&ended) }
             withExtendedLifetime(ended) {}
-            waiting?.finish(.success(box))
+            waiting?.finish(.success(box.takeUnretainedValue()))
             return box
         }
-    }
-
-    /// Whether ``state`` is the container, with nothing else going on; read under the lock.
-    private var holdsContainerAlone: Bool {
-        ObjectIdentifier(type(of: state)) == ObjectIdentifier(DependencyContainer.self)
     }
 
     /// What a first read does when the word holds more than the container: waits for the
@@ -346,8 +369,10 @@ final class DependencyStorage: @unchecked Sendable {
     private func nextStep(for owner: Owner, enclosing: Frame?, site: Site) -> Step {
         let detailed: PropertyState
         switch phase {
-        case .idle:
-            preconditionFailure("a container alone takes the first read's road")
+        case .idle(_, let lookedAt):
+            // A read looks at the container alone; it gets a reference of its own.
+            precondition(lookedAt, "a container alone takes the first read's road")
+            detailed = detailedState()
         case .resolving(let frame):
             if frame.owner == owner { return .cycle(frame) }
             detailed = detailedState()
@@ -363,17 +388,23 @@ final class DependencyStorage: @unchecked Sendable {
             resolvingFrom: container, keepsResult: detailed.strongContainer == nil, owner: owner, enclosing: enclosing,
             site: site)
         detailed.begin(frame)
-        return .resolve(Unmanaged.passUnretained(frame), container)
+        // A reference of the resolution's own, released when it ends.
+        return .resolve(Unmanaged.passUnretained(frame), Unmanaged.passRetained(container))
     }
 
     /// Ends the resolution `frame` ran, when the state is in full: publishes `box` unless
     /// the resolution was outdated, and returns the frame and the record of its waiters,
     /// for the caller to release and wake outside the lock.
     @inline(never)
-    private func end(_ frame: Frame, publishing box: AnyBox) -> (AnyObject?, InFlight?) {
+    private func end(_ frame: Frame, publishing box: Unmanaged<AnyBox>) -> (AnyObject?, InFlight?) {
         let detailed = unsafeDowncast(state, to: PropertyState.self)
         let (outdated, waiting) = detailed.end()
-        if !outdated { retire(swapPublished(box)) }
+        if outdated {
+            // Handed to its reader and waiters, not published: kept with the storage all the same.
+            detailed.retired.append(box.takeRetainedValue())
+        } else {
+            retire(swapPublished(handingOver: box))
+        }
         return (frame, waiting)
     }
 
@@ -450,7 +481,13 @@ final class DependencyStorage: @unchecked Sendable {
 
     /// Swaps the published box and returns the one it replaced; call under the lock.
     private func swapPublished(_ box: AnyBox?) -> AnyBox? {
-        let desired = box.map { UnsafeRawPointer(Unmanaged.passRetained($0).toOpaque()) }
+        swapPublished(handingOver: box.map { Unmanaged.passRetained($0) })
+    }
+
+    /// Swaps the published box for `box`, whose reference the published word takes, and
+    /// returns the one it replaced; call under the lock.
+    private func swapPublished(handingOver box: Unmanaged<AnyBox>?) -> AnyBox? {
+        let desired = box.map { UnsafeRawPointer($0.toOpaque()) }
         var expected = publishedWordAddress.pointee
         let swapped = _stdlib_atomicCompareExchangeStrongPtr(
             object: publishedWordAddress, expected: &expected, desired: desired)

@@ -30,11 +30,18 @@ final class PropertyState {
     private var waited: InFlight?
     /// Replaced boxes, kept while a lock-free reader may still read them.
     var retired: [AnyBox] = []
+    /// The container a first read was looking at without the lock when this state replaced
+    /// the storage's word (``_PropertyStateWord``): the read's reference, which it takes
+    /// (``takeLookersContainer()``) and lets go when its look ends, so that a switch to
+    /// another container meanwhile does not release the container under the read.
+    var lookersContainer: DependencyContainer?
 
     init(weaklyHolding container: DependencyContainer) {
         weakContainer = container
     }
 
+    /// The state of a storage whose word held `strongContainer` alone, or the frame of a
+    /// first read from it.
     init(strongContainer: DependencyContainer, resolving frame: Frame?) {
         (self.strongContainer, resolvingFrame) = (strongContainer, frame)
     }
@@ -56,6 +63,12 @@ final class PropertyState {
 
     /// Whether another owner waits for the resolution in progress.
     var isAwaited: Bool { waited != nil }
+
+    /// Takes ``lookersContainer``, for the read that looked to release outside the lock.
+    func takeLookersContainer() -> DependencyContainer? {
+        defer { lookersContainer = nil }
+        return lookersContainer
+    }
 
     /// Marks the resolution in progress, if any, as outdated.
     func outdateResolution() {

@@ -98,15 +98,16 @@ struct _PropertyGetterWord {
     }
 
     /// Resolves the property in `container` as far as `step` allows: through the getter's
-    /// function, or by reading the key path with `resolve`, which the wrapper passes.
+    /// function, or by reading the key path with `resolve`, which the wrapper passes. The
+    /// box comes with a reference for the caller to hand on.
     func resolve(
         in container: DependencyContainer, _ step: inout DependencyStorage.FirstReadStep,
         projecting resolve: DependencyStorage.Resolve
-    ) -> AnyBox? {
-        if let keyPath { return resolve(container, keyPath, &step) }
+    ) -> Unmanaged<AnyBox>? {
+        if let keyPath { return resolve(container, keyPath, &step).map { Unmanaged.passRetained($0) } }
         let function = UnsafeRawPointer(bitPattern: bits).unsafelyUnwrapped
         let getter = unsafeBitCast((function, UnsafeRawPointer?.none), to: PropertyGetter.self)
-        return getter.resolve(container, &step).map { unsafeDowncast($0, to: AnyBox.self) }
+        return getter.resolve(container, &step).map { Unmanaged.passRetained(unsafeDowncast($0, to: AnyBox.self)) }
     }
 
     /// Releases the key path kept, if any: the storage's `deinit` calls it.
