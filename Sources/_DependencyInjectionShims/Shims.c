@@ -1,7 +1,10 @@
-// The storage behind `_DependencyInjectionShims.h`: one thread-local word and one
-// process-wide counter, both zero until the engine first changes them.
+// The storage behind `_DependencyInjectionShims.h`: one thread-local word, one
+// process-wide counter and the cache of property sites, all zero until the engine first
+// changes them.
 #include "_DependencyInjectionShims.h"
 
 _Thread_local void *_Nullable _di_thread_frames_address = 0;
 
 intptr_t _di_bound_frame_count = 0;
+
+void *_Nullable _di_property_site_cache[1 << _DI_PROPERTY_SITE_SLOT_BITS];

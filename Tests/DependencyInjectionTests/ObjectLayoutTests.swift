@@ -36,6 +36,16 @@ private final class HandsOffLast<Value>: ValueHolder<Value> {
 
 /// What `MainActorBox` relies on of the compiler, and what it promises.
 @Suite struct ObjectLayoutTests {
+    /// A `@Dependency` read finds its storage from the published word's address by the
+    /// size of an object's header, written as a constant: it must be what the runtime lays
+    /// out, or the read would take another address for the storage.
+    @Test func theObjectHeaderSizeAReadAssumesIsTheRuntimes() {
+        #expect(_PublishedBox.storedPropertiesOffset == _PublishedBox.measuredStoredPropertiesOffset)
+        let storage = DependencyStorage(PropertyGetter { _, _ in \DependencyContainer.self }, container: DependencyContainer())
+        let owner = _PublishedBox.withOwner(of: storage.published, as: DependencyStorage.self) { $0 }
+        #expect(owner === storage)
+    }
+
     @Test func aSubclassPropertyIsDestroyedAfterItsSuperclassValue() {
         let log = ReleaseLog()
         var holder: HandsOffLast<LoggedRelease>? = HandsOffLast(LoggedRelease("superclass value", log), log: log)

@@ -109,7 +109,7 @@ final class DependencyStorage: @unchecked Sendable {
     }
 
     /// This object's lock.
-    private var lock: _Locked<_Elsewhere> { _LockStripes.lock(for: self) }
+    private var lock: _StripeLock { _LockStripes.lock(for: self) }
 
     private var publishedWordAddress: UnsafeMutablePointer<UnsafeRawPointer?> {
         _getUnsafePointerToStoredProperties(self).assumingMemoryBound(to: UnsafeRawPointer?.self)

@@ -30,7 +30,7 @@ struct PropertySite {
     @usableFromInline
     init(declaredIn type: StaticString, fileID: StaticString, line: UInt) {
         let place = Place(type: type, fileID: fileID, line: line)
-        let slot = Self.cache + place.slot
+        let slot = _di_property_site_slot(place.slot)
         if let cached = _di_load_acquire(slot)?.assumingMemoryBound(to: Record.self), cached.pointee.place == place {
             record = UnsafePointer(cached)
         } else {
@@ -78,7 +78,7 @@ struct PropertySite {
         /// The cache slot of this place.
         var slot: Int {
             let mixed = (type &* 0x9E37_79B9_7F4A_7C15) ^ (fileID &* 0xC2B2_AE3D_27D4_EB4F) ^ (line &* 0x1656_67B1_9E37_79F9)
-            return Int(truncatingIfNeeded: mixed >> (UInt.bitWidth - PropertySite.cacheBits))
+            return Int(truncatingIfNeeded: mixed >> (UInt.bitWidth - Int(_DI_PROPERTY_SITE_SLOT_BITS)))
         }
     }
 
@@ -89,15 +89,8 @@ struct PropertySite {
         var foundItKept = 1
     }
 
-    private static let cacheBits = 10
-    /// The cache: `1 << cacheBits` slots, each nil or a record, written with a release
-    /// store under ``records``' lock and read with an acquire load.
-    // nonisolated(unsafe): the slots are only accessed through those atomic operations.
-    nonisolated(unsafe) private static let cache: UnsafeMutablePointer<UnsafeMutableRawPointer?> = {
-        let slots = UnsafeMutablePointer<UnsafeMutableRawPointer?>.allocate(capacity: 1 << cacheBits)
-        slots.initialize(repeating: nil, count: 1 << cacheBits)
-        return slots
-    }()
+    // The cache is `_di_property_site_cache`, in the C target: a slot is written with a
+    // release store under ``records``' lock and read with an acquire load.
     /// Every record, by place.
     private static let records = _Locked([Place: UnsafeMutablePointer<Record>]())
 

@@ -45,8 +45,9 @@ struct _PropertyStateWord {
         case busy(AnyObject)
     }
 
-    /// `container`, retained, as the word keeps it alone.
-    static func word(of container: DependencyContainer) -> UnsafeMutableRawPointer {
+    /// `container`, retained, as the word keeps it alone: the caller's reference, which
+    /// moves into the word.
+    static func word(of container: consuming DependencyContainer) -> UnsafeMutableRawPointer {
         Unmanaged.passRetained(container).toOpaque()
     }
 

@@ -47,7 +47,7 @@ final class InFlight: @unchecked Sendable {
 
     /// The lock of this construction's state: a stripe shared with other small objects,
     /// held only for a few loads and stores, so a construction costs one allocation.
-    private var lock: _Locked<_Elsewhere> { _LockStripes.lock(for: self) }
+    private var lock: _StripeLock { _LockStripes.lock(for: self) }
 
     /// A room for the construction of `key` that `builder` runs, or that a frame not yet
     /// known will run (``WaitGraph/start(_:builtBy:)``).

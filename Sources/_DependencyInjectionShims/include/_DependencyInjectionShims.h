@@ -24,6 +24,21 @@ extern _Thread_local void *_Nullable _di_thread_frames_address;
 /// process. Touched only through the inline functions below; defined in `Shims.c`.
 extern intptr_t _di_bound_frame_count;
 
+/// How many bits of a declaration's hash pick its slot in `_di_property_site_cache`.
+#define _DI_PROPERTY_SITE_SLOT_BITS 10
+
+/// The cache of `PropertySite`'s records: each slot NULL, or the record last found for a
+/// declaration whose place hashed to it, written with `_di_store_release` and read with
+/// `_di_load_acquire`. Static storage, zero when the process starts, so that reading a slot
+/// needs no one-time initialization, which a Swift static costs on every object created
+/// with an injected property. Defined in `Shims.c`.
+extern void *_Nullable _di_property_site_cache[1 << _DI_PROPERTY_SITE_SLOT_BITS];
+
+/// The address of slot `index` of `_di_property_site_cache`.
+static inline __attribute__((always_inline)) void *_Nullable *_Nonnull _di_property_site_slot(intptr_t index) {
+    return &_di_property_site_cache[index];
+}
+
 /// The Swift concurrency runtime's record of the task running on this thread, or NULL
 /// outside any task. This is what `withUnsafeCurrentTask` reads, without its generic call
 /// and closure (about 50 instructions on every construction). The runtime returns the task
