@@ -43,7 +43,7 @@ final class ArgumentGetterHolder: @unchecked Sendable {
             step = .built
             return Box(container[keyPath: unsafeDowncast(keyPath, to: KeyPath<DependencyContainer, String>.self)])
         }
-        return _PublishedBox.unbox(box.takeUnretainedValue(), as: String.self)
+        return _PublishedBox.unbox(box.takeRetainedValue(), as: String.self)
     }
 
     @Test func aGetterThatCapturesNothingIsKeptAsItsFunctionAndReadsTheContainerItIsGiven() {

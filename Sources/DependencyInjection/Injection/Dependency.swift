@@ -195,7 +195,7 @@ public struct Dependency<Value> {
                 container, keyPath, step in
                 Self.resolve(keyPath, in: container, &step)
             }
-            return box._withUnsafeGuaranteedRef { _PublishedBox.unbox($0, as: Value.self) }
+            return _PublishedBox.unbox(box.takeRetainedValue(), as: Value.self)
         }
         nonmutating set { storage.replace(with: Box(newValue)) }
     }

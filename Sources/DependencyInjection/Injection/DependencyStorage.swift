@@ -202,14 +202,17 @@ final class DependencyStorage: @unchecked Sendable {
 
     /// The slow path of a wrapper read: resolves through the storage whose published word
     /// is `slot`, for the property declared at `site`, with `resolve`, which the wrapper
-    /// passes. The box comes without a reference of the caller's: the storage keeps every
-    /// box it hands out for its own life (published, or retired when replaced), and the
-    /// reader holds the storage.
+    /// passes. The box comes with a reference of the caller's: the storage keeps every box
+    /// it hands out for its own life (published, or retired when replaced), but an
+    /// optimized build may release the owning object, and so the storage, after its last
+    /// use, the load of the wrapper's words, before the caller unboxes (a temporary's
+    /// `makeModel().client`).
     @usableFromInline @inline(never)
     static func resolveOnce(from slot: UnsafeMutablePointer<AnyBox?>, declaredAt site: PropertySite, _ resolve: Resolve)
         -> Unmanaged<AnyBox>
     {
         _PublishedBox.withOwner(of: slot, as: DependencyStorage.self) { $0.resolveOnce(declaredAt: site, resolve) }
+            .retain()
     }
 
     /// Resolves the property for its first read.
@@ -228,6 +231,7 @@ final class DependencyStorage: @unchecked Sendable {
     /// of the key path. So a declaration whose last first read built (a factory, a plain
     /// property) takes the frame at once, and looks again once a read in the frame finds
     /// the instance kept (``PropertySite/lastReadFoundItKept``).
+    /// The box comes without a count of its own: this storage keeps it for its own life.
     func resolveOnce(declaredAt site: PropertySite, _ resolve: Resolve) -> Unmanaged<AnyBox> {
         // Only a read that nothing encloses looks: one inside a construction (on this
         // thread, or inherited by this task), or inside another read's look, takes its
@@ -323,11 +327,9 @@ final class DependencyStorage: @unchecked Sendable {
         case .cycle(let frame):
             CycleReport.stop(frame.sites(to: enclosing), closing: site)
         case .wait(let construction):
-            // Kept with the storage, which hands out no box it may release: the resolution
-            // waited for was outdated when it did not publish it.
-            let box = construction.wait(as: owner, innermost: enclosing)
-            lock.withLock { _ in detailedState().retired.append(box) }
-            return Unmanaged.passUnretained(box)
+            // Kept by the storage already: the resolution waited for published it, or
+            // retired it when it was outdated, before it woke its waiters.
+            return Unmanaged.passUnretained(construction.wait(as: owner, innermost: enclosing))
         case .resolve(let frame, let container):
             // No cycle check: this frame is new, and no frame of this property is running.
             var step = FirstReadStep.resolve
