@@ -50,6 +50,13 @@ final class LTRPlainHolder: @unchecked Sendable {
 
 @inline(never) func ltrPlainHolder(_ container: DependencyContainer) -> LTRPlainHolder { LTRPlainHolder(container) }
 
+/// An object whose property was read once already, returned as its only reference.
+@inline(never) func ltrResolvedFactoryHolder(_ container: DependencyContainer) -> LTRFactoryHolder {
+    let holder = LTRFactoryHolder(container)
+    _ = holder.node
+    return holder
+}
+
 @Suite struct LookTemporaryReadTests {
     /// A factory's box: the storage is its only owner (the frame's road).
     @Test func aTemporaryObjectsFactoryPropertyReadsIntact() {
@@ -64,6 +71,16 @@ final class LTRPlainHolder: @unchecked Sendable {
         var tags = Set<String>()
         for _ in 0..<200 { tags.insert(ltrKeptHolderOfItsOwnContainer().node.tag) }
         #expect(tags == ["ltr.kept"])
+    }
+
+    /// A temporary object whose property was resolved already: the read takes the
+    /// lock-free road, which loads the published box through the words it read from the
+    /// object, its last use.
+    @Test func aTemporaryObjectsResolvedPropertyReadsIntact() {
+        let container = DependencyContainer()
+        var tags = Set<String>()
+        for _ in 0..<2000 { tags.insert(ltrResolvedFactoryHolder(container).node.tag) }
+        #expect(tags == ["ltr.factory"])
     }
 
     /// A plain registration's box (a String value).
