@@ -202,17 +202,14 @@ final class DependencyStorage: @unchecked Sendable {
 
     /// The slow path of a wrapper read: resolves through the storage whose published word
     /// is `slot`, for the property declared at `site`, with `resolve`, which the wrapper
-    /// passes. The box comes with a reference of the caller's: the storage keeps every box
-    /// it hands out for its own life (published, or retired when replaced), but an
-    /// optimized build may release the owning object, and so the storage, after its last
-    /// use, the load of the wrapper's words, before the caller unboxes (a temporary's
-    /// `makeModel().client`).
+    /// passes. The box comes with a reference of the caller's: an optimized build may
+    /// release the owning object, and so the storage, after its last use, the load of the
+    /// wrapper's words, before the caller unboxes (a temporary's `makeModel().client`).
     @usableFromInline @inline(never)
     static func resolveOnce(from slot: UnsafeMutablePointer<AnyBox?>, declaredAt site: PropertySite, _ resolve: Resolve)
         -> Unmanaged<AnyBox>
     {
         _PublishedBox.withOwner(of: slot, as: DependencyStorage.self) { $0.resolveOnce(declaredAt: site, resolve) }
-            .retain()
     }
 
     /// Resolves the property for its first read.
@@ -231,7 +228,7 @@ final class DependencyStorage: @unchecked Sendable {
     /// of the key path. So a declaration whose last first read built (a factory, a plain
     /// property) takes the frame at once, and looks again once a read in the frame finds
     /// the instance kept (``PropertySite/lastReadFoundItKept``).
-    /// The box comes without a count of its own: this storage keeps it for its own life.
+    /// The box comes with a reference of the caller's.
     func resolveOnce(declaredAt site: PropertySite, _ resolve: Resolve) -> Unmanaged<AnyBox> {
         // Only a read that nothing encloses looks: one inside a construction (on this
         // thread, or inherited by this task), or inside another read's look, takes its
@@ -260,10 +257,10 @@ final class DependencyStorage: @unchecked Sendable {
 
     /// Ends the look at `container` and publishes `box`, what it found, with the reference
     /// it comes with, if the word still holds `container` alone. Returns what the read
-    /// yields: what another read published first, or `box`; or nil when the state changed
-    /// meanwhile. What the caller releases outside the lock comes back too: the box, when
-    /// it was not published, and the reference to the container that a change handed the
-    /// read.
+    /// yields, with a reference of the reader's: what another read published first, or
+    /// `box`; or nil when the state changed meanwhile. What the caller releases outside the
+    /// lock comes back too: the box, when it was not published, and the reference to the
+    /// container that a change handed the read.
     private func endLook(of container: Unmanaged<DependencyContainer>, publishing box: Unmanaged<AnyBox>?) -> (
         served: Unmanaged<AnyBox>?, unpublished: Unmanaged<AnyBox>?, lookersContainer: DependencyContainer?
     ) {
@@ -272,9 +269,9 @@ final class DependencyStorage: @unchecked Sendable {
                 return (nil, box, unsafeDowncast(state, to: PropertyState.self).takeLookersContainer())
             }
             guard let box else { return (nil, nil, nil) }
-            if let first = _PublishedBox.published(in: published) { return (Unmanaged.passUnretained(first), box, nil) }
+            if let first = _PublishedBox.published(in: published) { return (Unmanaged.passRetained(first), box, nil) }
             retire(swapPublished(handingOver: box))
-            return (box, nil, nil)
+            return (box.retain(), nil, nil)
         }
     }
 
@@ -295,7 +292,7 @@ final class DependencyStorage: @unchecked Sendable {
     /// holds; or waits for the resolution in progress, or stops a cycle: the road of a read
     /// that found more than the container in the word, nothing kept, or a declaration whose
     /// last first read built. Notes for the declaration whether the read, if it resolved,
-    /// found the instance kept.
+    /// found the instance kept. The box comes with a reference of the caller's.
     private func resolveInFrame(declaredAt propertySite: PropertySite, _ resolve: Resolve) -> Unmanaged<AnyBox> {
         let site = propertySite.site
         let (owner, enclosing) = Frame.ownerAndInnermost
@@ -321,32 +318,30 @@ final class DependencyStorage: @unchecked Sendable {
         if spare != nil { ThreadFrames.keepSpare(&spare) }
         switch step {
         case .resolved(let box):
-            return Unmanaged.passUnretained(box)
+            return Unmanaged.passRetained(box)
         case .released:
             stopReleased(declaredAt: site)
         case .cycle(let frame):
             CycleReport.stop(frame.sites(to: enclosing), closing: site)
         case .wait(let construction):
-            // Kept by the storage already: the resolution waited for published it, or
-            // retired it when it was outdated, before it woke its waiters.
-            return Unmanaged.passUnretained(construction.wait(as: owner, innermost: enclosing))
+            return Unmanaged.passRetained(construction.wait(as: owner, innermost: enclosing))
         case .resolve(let frame, let container):
             // No cycle check: this frame is new, and no frame of this property is running.
             var step = FirstReadStep.resolve
             let box = frame._withUnsafeGuaranteedRef {
                 $0.bind { getter.resolve(in: container.takeUnretainedValue(), &step, projecting: resolve)! }
             }
-            // The box's reference goes to the published word, or, outdated, to the retired.
+            // The box's reference is the caller's; the published word takes one of its own.
             propertySite.noteFirstRead(foundItKept: step == .foundKept)
             var (ended, waiting, alone): (AnyObject?, InFlight?, Bool) = lock.withLock { _ in
                 guard state === frame.takeUnretainedValue() else {
-                    let (ended, waiting) = end(frame.takeUnretainedValue(), publishing: box)
+                    let (ended, waiting) = end(frame.takeUnretainedValue(), publishing: box.takeUnretainedValue())
                     return (ended, waiting, false)
                 }
                 // Nothing happened meanwhile: the word goes back to the container, and
                 // nothing was published (a set would have made the state in full).
                 let given = word.store(container.toOpaque())
-                retire(swapPublished(handingOver: box))
+                retire(swapPublished(box.takeUnretainedValue()))
                 return (Unmanaged<AnyObject>.fromOpaque(given).takeRetainedValue(), nil, true)
             }
             // Not handed back to the word: the resolution lets its reference go (the state
@@ -398,15 +393,10 @@ final class DependencyStorage: @unchecked Sendable {
     /// the resolution was outdated, and returns the frame and the record of its waiters,
     /// for the caller to release and wake outside the lock.
     @inline(never)
-    private func end(_ frame: Frame, publishing box: Unmanaged<AnyBox>) -> (AnyObject?, InFlight?) {
+    private func end(_ frame: Frame, publishing box: AnyBox) -> (AnyObject?, InFlight?) {
         let detailed = unsafeDowncast(state, to: PropertyState.self)
         let (outdated, waiting) = detailed.end()
-        if outdated {
-            // Handed to its reader and waiters, not published: kept with the storage all the same.
-            detailed.retired.append(box.takeRetainedValue())
-        } else {
-            retire(swapPublished(handingOver: box))
-        }
+        if !outdated { retire(swapPublished(box)) }
         return (frame, waiting)
     }
 
