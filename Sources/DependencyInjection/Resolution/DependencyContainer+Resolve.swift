@@ -101,12 +101,12 @@ extension DependencyContainer {
         _ key: RegistrationKey, _ name: StaticString, _ scope: DependencyScope, _ type: Any.Type,
         servingScope: ObjectIdentifier?
     ) -> Preparation {
-        let resolution = begin(key, name, scope, type, servingScope: servingScope)
+        let (resolution, claim) = begin(key, name, scope, type, servingScope: servingScope)
         if scope == .graph, let box = resolution.graphInstance(in: self) {
             resolution.traced?.finish(outcome: .cached)
             return .ready(box)
         }
-        switch resolution.claim {
+        switch claim {
         case .cached(let object):
             resolution.traced?.finish(outcome: .cached)
             return .ready(object)
@@ -137,11 +137,11 @@ extension DependencyContainer {
     }
 
     private func resolve<Value>(_ provider: AsyncProvider<Value>, servingScope: DependencyContainer?) async throws -> Value {
-        let resolution = begin(
+        let (resolution, claim) = begin(
             provider.key, provider.name, provider.scope, Value.self, servingScope: servingScope.map(ObjectIdentifier.init),
             isAsync: true)
         do {
-            return try await resolve(provider, resolution, servingScope: servingScope)
+            return try await resolve(provider, resolution, claim, servingScope: servingScope)
         } catch {
             resolution.traced?.finish(outcome: nil)
             throw error
@@ -149,10 +149,11 @@ extension DependencyContainer {
     }
 
     private func resolve<Value>(
-        _ provider: AsyncProvider<Value>, _ resolution: Resolution, servingScope: DependencyContainer?
+        _ provider: AsyncProvider<Value>, _ resolution: Resolution, _ claim: ContainerState.Claim,
+        servingScope: DependencyContainer?
     ) async throws -> Value {
         let object: AnyObject
-        switch resolution.claim {
+        switch claim {
         case .cached(let cached):
             object = cached
         case .await(let construction):
@@ -210,10 +211,13 @@ extension DependencyContainer {
     /// record of its own, and the frame that builds is known before anyone can wait. An
     /// asynchronous one makes its waiting room at once (`isAsync`): the task that
     /// resolves waits there itself, for the task that builds.
+    ///
+    /// - Returns: The resolution, and what the container decided, which the caller acts on
+    ///   at once: kept in the resolution, it cost every first build a release of its own.
     private func begin(
         _ key: RegistrationKey, _ name: StaticString, _ scope: DependencyScope, _ type: Any.Type,
         servingScope: ObjectIdentifier?, isAsync: Bool = false
-    ) -> Resolution {
+    ) -> (Resolution, ContainerState.Claim) {
         let (claim, listed, ownOverride, tracer) = state.withLock({ state -> (ContainerState.Claim, Resolution?, AnyObject?, ResolutionTracer?) in
             let claim = state.claim(key, scope: scope)
             guard case .build = claim else { return (claim, nil, nil, state.tracer) }
@@ -221,7 +225,7 @@ extension DependencyContainer {
             guard scope.isBuiltOnceByContainer else { return (claim, nil, ownOverride, state.tracer) }
             let (owner, enclosing) = Frame.ownerAndInnermost
             let construction = Resolution(
-                claim: claim, in: self, key: key, name: name, scope: scope, owner: owner, enclosing: enclosing,
+                in: self, key: key, name: name, scope: scope, owner: owner, enclosing: enclosing,
                 servesScope: servingScope, override: ownOverride, overriddenHere: ownOverride != nil, isListed: true)
             if isAsync {
                 construction.openWaitRoom()
@@ -238,7 +242,7 @@ extension DependencyContainer {
             let served: Bool = if case .cached = claim { true } else { false }
             let (owner, enclosing) = served && tracer == nil ? (.nobody, nil) : Frame.ownerAndInnermost
             resolution = Resolution(
-                claim: claim, in: self, key: key, name: name, scope: scope, owner: served ? .nobody : owner,
+                in: self, key: key, name: name, scope: scope, owner: served ? .nobody : owner,
                 enclosing: enclosing, servesScope: servingScope, override: ownOverride, overriddenHere: ownOverride != nil,
                 isListed: false)
         }
@@ -246,7 +250,7 @@ extension DependencyContainer {
             resolution.startTrace(trace)
         }
         switch claim {
-        case .cached: return resolution
+        case .cached: return (resolution, claim)
         case .await: resolution.outcome = .awaited
         case .build:
             if let parent, Decorated.isOpen(resolution.override) {
@@ -258,7 +262,7 @@ extension DependencyContainer {
         Frame.checkNoCycle(
             building: key, in: ObjectIdentifier(self), site: resolution.site, owner: resolution.owner,
             from: resolution.enclosing)
-        return resolution
+        return (resolution, claim)
     }
 
     /// Ends a construction: caches what it built (unless it was dropped meanwhile) with its
@@ -337,8 +341,6 @@ final class Resolution: Frame, @unchecked Sendable {
     // object is a `Sendable` value's box, a `Sendable` shared instance, or the box of this
     // owner's graph instance. What other owners read of it is the frame's.
 
-    /// What the container decided.
-    @exclusivity(unchecked) private(set) var claim: ContainerState.Claim
     let name: StaticString
     @usableFromInline let scope: DependencyScope
     /// Whether this container itself overrides or decorates the key.
@@ -369,12 +371,11 @@ final class Resolution: Frame, @unchecked Sendable {
     @exclusivity(unchecked) var outcome = ResolutionEvent.Outcome.cached
 
     init(
-        claim: ContainerState.Claim, in container: DependencyContainer, key: RegistrationKey, name: StaticString,
+        in container: DependencyContainer, key: RegistrationKey, name: StaticString,
         scope: DependencyScope, owner: Owner, enclosing: Frame?, servesScope: ObjectIdentifier?, override: AnyObject?,
         overriddenHere: Bool, isListed: Bool
     ) {
-        (self.claim, self.name, self.scope, self.overriddenHere, self.isListed) =
-            (claim, name, scope, overriddenHere, isListed)
+        (self.name, self.scope, self.overriddenHere, self.isListed) = (name, scope, overriddenHere, isListed)
         self.override = override
         super.init(
             container: ObjectIdentifier(container), building: container, keepsResult: scope.isKeptByContainer, key: key,

@@ -54,7 +54,10 @@ struct Released {
     init() {}
 
     /// Takes `object`, to release after unlocking.
-    mutating func append(_ object: AnyObject) {
+    ///
+    /// Consuming: what a table hands back is moved into the bag, where taking it borrowed
+    /// cost a retain here and a release at the caller, about 70 instructions an override.
+    mutating func append(_ object: consuming AnyObject) {
         if object1 == nil {
             object1 = object
         } else if object2 == nil {
@@ -69,7 +72,7 @@ struct Released {
     }
 
     /// Takes `value` (a collection, a record), to release after unlocking.
-    mutating func append(_ value: Any) {
+    mutating func append(_ value: consuming Any) {
         appendMore(value)
     }
 
@@ -79,7 +82,7 @@ struct Released {
     }
 
     /// Takes `object`, if there is one.
-    mutating func keep(_ object: AnyObject?) {
+    mutating func keep(_ object: consuming AnyObject?) {
         if let object { append(object) }
     }
 
@@ -88,7 +91,7 @@ struct Released {
     /// ```swift
     /// released.keep(state.values.removeValue(forKey: key))
     /// ```
-    mutating func keep<Value>(_ value: Value?) {
+    mutating func keep<Value>(_ value: consuming Value?) {
         if let value { append(value) }
     }
 
