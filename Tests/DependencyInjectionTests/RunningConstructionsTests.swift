@@ -9,7 +9,7 @@ import Testing
     private func constructions(_ count: Int) -> [Resolution] {
         (0..<count).map {
             Resolution(
-                claim: .build, in: container,
+                in: container,
                 key: RegistrationKey(file: #fileID, position: UInt64($0), type: ObjectIdentifier(Int.self)),
                 name: "construction", scope: .singleton, owner: .current, enclosing: nil, servesScope: nil,
                 override: nil, overriddenHere: false, isListed: true)
