@@ -265,7 +265,7 @@ private func overrideHoldingWatcher(
         // What the request's own table keeps, not whether the copy is alive: the task that
         // built it lets go of it some time after its waiters wake.
         let key = request[keyPath: \.hcaAsyncHookedTimed].key
-        #expect(!request.state.withLock { $0.keepsInstance(of: key) }, "the request keeps a copy of the app-wide singleton")
+        #expect(!request.keepsInstanceNow(of: key), "the request keeps a copy of the app-wide singleton")
         #expect(try await request.hcaAsyncHookedTimed() === app.hcaAsyncHookedTimed())
 
         let (_, otherSession, otherRequest) = appSessionAndRequest()

@@ -146,7 +146,7 @@ enum KCSResolver: String, CaseIterable, CustomStringConvertible {
             // task that built it, and the room it was handed out from, go some time after
             // its waiters wake, which a weak reference read at once would count as kept.
             let key = request[keyPath: \.kraAsyncTimed].key
-            if request.state.withLock({ $0.keepsInstance(of: key) }) {
+            if request.keepsInstanceNow(of: key) {
                 if bystander { staleProblems.append("the request holds its stale copy") } else { problems.append("control holds its copy") }
             }
         }

@@ -253,7 +253,7 @@ func kraScopes() -> (app: DependencyContainer, session: DependencyContainer, req
                 // that built it lets go of it some time after its waiters wake.
                 let key = shared ? request[keyPath: \.kraAsyncSharedTimed].key : request[keyPath: \.kraAsyncTimed].key
                 #expect(
-                    !request.state.withLock { $0.keepsInstance(of: key) },
+                    !request.keepsInstanceNow(of: key),
                     "shared \(shared), session \(changerIsSession): the request keeps its copy")
 
                 changer.override(\.kraClock) { IFBPart("scope clock") }

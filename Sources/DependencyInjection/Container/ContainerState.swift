@@ -247,7 +247,9 @@ struct ContainerState {
         // one list of users, taken once.
         var taken = Set<RegistrationKey>()
         for key in stale.keys {
-            if stale.origin != .scopeChange && (keepsInstance(of: key) || building.construction(of: key) != nil) {
+            var lookedAt: AnyObject?
+            defer { released.keep(lookedAt) }
+            if stale.origin != .scopeChange && (keepsInstance(of: key, lookedAt: &lookedAt) || building.construction(of: key) != nil) {
                 continue
             }
             if let found = dependents[key.registration], taken.insert(key.registration).inserted {
@@ -393,14 +395,27 @@ struct ContainerState {
 
     /// Whether an instance of `key` is kept here now: a singleton, or a live shared one.
     ///
+    /// A shared instance is held weakly, and telling whether it lives takes a strong
+    /// reference to it. That reference goes to `lookedAt`, for the caller to let go after
+    /// unlocking: another thread may drop the instance's last other reference meanwhile,
+    /// and ours, released here, would run its `deinit` under the lock, where a `deinit`
+    /// that uses this container waits forever.
+    ///
+    /// ```swift
+    /// var lookedAt: AnyObject?
+    /// let kept = app.state.withLock { $0.keepsInstance(of: key, lookedAt: &lookedAt) }
+    /// withExtendedLifetime(lookedAt) {}   // released here, after unlocking
+    /// ```
+    ///
     /// Inlined, as ``built(_:fromAnyOf:)`` is: a scope's handover asks both of the app
     /// container's state inside its lock, and for an out-of-line call of a method that
     /// does not mutate, made on the `inout` state, the compiler copied the whole state to
     /// the stack first.
     @inline(__always)
-    func keepsInstance(of key: RegistrationKey) -> Bool {
+    func keepsInstance(of key: RegistrationKey, lookedAt: inout AnyObject?) -> Bool {
         if singletons.box(for: key) != nil { return true }
-        return sharedInstances[key]?.object != nil
+        lookedAt = sharedInstances[key]?.object
+        return lookedAt != nil
     }
 
     /// Whether the construction of `key` used any of `overridden`, directly or through

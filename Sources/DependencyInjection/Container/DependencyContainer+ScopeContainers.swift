@@ -246,10 +246,14 @@ extension DependencyContainer {
         let installed = overridesOfScope(upTo: handover.app)
         if installed.isEmpty { return .sharesAppInstance }
         if state.withLock({ $0.learnedOwn.contains(key) }) { return .buildsOwn }
+        // The app container's shared instance, if the look finds it alive: let go of after
+        // unlocking, as the last reference to it may be.
+        var lookedAt: AnyObject?
+        defer { withExtendedLifetime(lookedAt) {} }
         return handover.app.state.withLock { state in
             // The record of uses is whole while the instance is kept, or when nothing was
             // dropped since the handover (a shared value type is never kept).
-            if state.keepsInstance(of: key) || appDrops == state.drops {
+            if state.keepsInstance(of: key, lookedAt: &lookedAt) || appDrops == state.drops {
                 return state.built(key, fromAnyOf: installed) ? .buildsOwn : .sharesAppInstance
             }
             return asked < Self.handoversPerResolution ? .asksAgain : .sharesAppInstance
