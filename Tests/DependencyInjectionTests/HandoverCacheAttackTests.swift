@@ -343,7 +343,8 @@ private func overrideHoldingWatcher(
             check("add \(index)")
         }
         func remove(_ index: Int) {
-            if table.removeValue(forKey: keys[index]) !== model.removeValue(forKey: index) {
+            var released = DependencyInjection.Released()
+            if table.removeValue(forKey: keys[index], into: &released) !== model.removeValue(forKey: index) {
                 problems.append("remove \(index): removed")
             }
             check("remove \(index)")

@@ -51,15 +51,33 @@ struct OverrideTable {
         return several.updateValue(override, forKey: key)
     }
 
-    /// Removes the override of `key`; returns it, for the caller to release after
-    /// unlocking.
-    mutating func removeValue(forKey key: RegistrationKey) -> AnyObject? {
+    /// Removes the override of `key`, handing it to `released`, which releases it after
+    /// unlocking, with the argument of the key it was installed under.
+    ///
+    /// That key is the table's own: `reset(\.[session: token])` names the registration
+    /// with an argument equal to the installed one, but another object, so the table's
+    /// copy may be the last reference to the argument the override was installed with,
+    /// whose `deinit` must not run under the lock.
+    ///
+    /// ```swift
+    /// state.overrides.removeValue(forKey: key, into: &released)
+    /// ```
+    ///
+    /// - Returns: The override removed, if any.
+    @discardableResult
+    mutating func removeValue(forKey key: RegistrationKey, into released: inout Released) -> AnyObject? {
         if onlyOverride != nil {
             guard isOnly(key) else { return nil }
             defer { (onlyKey, onlyOverride) = (nil, nil) }
+            released.keep(onlyKey?.argument)
+            released.keep(onlyOverride)
             return onlyOverride
         }
-        return several.isEmpty ? nil : several.removeValue(forKey: key)
+        guard !several.isEmpty, let removed = several.removeValue(forKey: key, keepingArgumentIn: &released) else {
+            return nil
+        }
+        released.append(removed)
+        return removed
     }
 
     /// The overridden keys, in no particular order.
@@ -77,5 +95,21 @@ struct OverrideTable {
         case .some(let only): only == key
         case .none: false
         }
+    }
+}
+
+extension Dictionary where Key == RegistrationKey {
+    /// Removes the entry of `key` and returns its value, handing `released` the argument of
+    /// the key the dictionary stored it under, which may be the last reference to it (see
+    /// ``OverrideTable/removeValue(forKey:into:)``).
+    ///
+    /// ```swift
+    /// released.keep(state.decorations.removeValue(forKey: key, keepingArgumentIn: &released))
+    /// ```
+    mutating func removeValue(forKey key: RegistrationKey, keepingArgumentIn released: inout Released) -> Value? {
+        guard let index = index(forKey: key) else { return nil }
+        let (stored, value) = remove(at: index)
+        released.keep(stored.argument)
+        return value
     }
 }

@@ -153,18 +153,21 @@ extension DependencyContainer {
         includingArguments: Bool = false
     ) {
         change(key, named: name, at: keyPath) { state, released in
-            released.keep(
-                override.map { state.overrides.updateValue($0, forKey: key) } ?? state.overrides.removeValue(forKey: key))
+            if let override {
+                released.keep(state.overrides.updateValue(override, forKey: key))
+            } else {
+                state.overrides.removeValue(forKey: key, into: &released)
+            }
             if override == nil, state.hasDecorations {
-                released.keep(state.decorations.removeValue(forKey: key))
+                released.keep(state.decorations.removeValue(forKey: key, keepingArgumentIn: &released))
             }
             if includingArguments {
                 let perArgument = state.overrides.keys.filter { $0.argument != nil && $0.registration == key }
-                for argument in perArgument { released.keep(state.overrides.removeValue(forKey: argument)) }
-                released.append(perArgument)
+                for argument in perArgument { state.overrides.removeValue(forKey: argument, into: &released) }
                 let decorated = state.decorations.keys.filter { $0.argument != nil && $0.registration == key }
-                for argument in decorated { released.keep(state.decorations.removeValue(forKey: argument)) }
-                released.append(decorated)
+                for argument in decorated {
+                    released.keep(state.decorations.removeValue(forKey: argument, keepingArgumentIn: &released))
+                }
             }
         }
     }
