@@ -43,14 +43,17 @@ enum RegistrationIdentity {
         #if DEBUG
         // Arguments tell parameterized registrations apart, and would make the table grow.
         guard let keyPath, key.argument == nil else { return }
-        let other: AnyKeyPath? = keyPaths.withLock { keyPaths in
+        let seen: AnyKeyPath? = keyPaths.withLock { keyPaths in
             guard let seen = keyPaths[key] else {
                 keyPaths[key] = keyPath
                 return nil
             }
-            return seen == keyPath ? nil : seen
+            return seen
         }
-        guard let other else { return }
+        // Compared after unlocking: comparing two key paths compares their subscripts'
+        // indices with the indices' own `==`, which is the app's code, and may override,
+        // reset or read a `@Dependency`, each of which notes a key path here.
+        guard let other = seen, other != keyPath else { return }
         DependencyIssue(
             dependency: name.description,
             message: "\(other) and \(keyPath) share one registration (\(key.file):\(key.line)): "
