@@ -294,13 +294,14 @@ final class CRAChildHolder: @unchecked Sendable {
                 let final = container.craUser()
                 if final.tag != "stub" { failures.append("\(iteration): final is \(final.tag)") }
                 if final.inner?.tag != "stub-a" { failures.append("\(iteration): final inner is \(final.inner?.tag ?? "nil")") }
-                for tag in Set(stubs.values) where stubs.values.filter({ $0 == tag }).count > 1 {
-                    failures.append("\(iteration): the stub was built from \(tag) \(stubs.values) ")
-                }
-                // Not checked: `craA` may be built twice, by design: a resolution of
-                // `craUser` on another thread while `craA` is built counts as a use of it
+                // Not checked: how often each is built. The stub may be built twice from
+                // `stub-a`: a construction of it in flight while `craA` is overridden is
+                // handed out but not kept, since the engine cannot tell whether it read
+                // `craA` before the change or after, and the next resolution builds it
+                // again. And `craA` may be built twice: a resolution of `craUser` on
+                // another thread while `craA` is built counts as a use of it
                 // (`windowOnlyUses`), so the override of `craUser` drops `craA` too.
-                _ = liveA
+                _ = (liveA, stubs)
                 for (after, tag) in seen.values where after && tag != "stub" {
                     failures.append("\(iteration): a resolution begun after the override returned got \(tag)")
                 }

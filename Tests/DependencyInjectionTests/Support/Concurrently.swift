@@ -31,6 +31,8 @@ func onThreadsReleasedTogether(_ threads: Int, _ body: @escaping @Sendable (Int)
     let start = NSCondition()
     nonisolated(unsafe) var waiting = threads
     let finished = DispatchGroup()
+    let body = SharedBody(body)
+    defer { body.letGo() }
     for index in 0..<threads {
         finished.enter()
         let thread = Thread {
@@ -49,6 +51,34 @@ func onThreadsReleasedTogether(_ threads: Int, _ body: @escaping @Sendable (Int)
         thread.start()
     }
     finished.wait()
+}
+
+/// The body of ``onThreadsReleasedTogether(_:_:)``, which every thread runs, let go of as
+/// soon as every thread has: a `Thread` releases its closure only when the thread exits,
+/// some time after, and what the body captured must be gone when the caller checks that
+/// nothing leaked.
+private final class SharedBody: @unchecked Sendable {
+    // @unchecked: `body` is read and cleared under `lock`.
+    private let lock = NSLock()
+    private var body: (@Sendable (Int) -> Void)?
+
+    init(_ body: @escaping @Sendable (Int) -> Void) { self.body = body }
+
+    func callAsFunction(_ index: Int) {
+        lock.lock()
+        let body = self.body
+        lock.unlock()
+        body?(index)
+    }
+
+    /// Lets go of the body, after unlocking.
+    func letGo() {
+        lock.lock()
+        let taken = body
+        body = nil
+        lock.unlock()
+        withExtendedLifetime(taken) {}
+    }
 }
 
 /// Records a test failure when `function`, which blocks its caller, is called from a task:
