@@ -52,29 +52,9 @@ scenario_large=$((large / 10))
 long_small=$((small / 50 > 0 ? small / 50 : 1))
 long_large=$((long_small + ((large - small) / 500 > 0 ? (large - small) / 500 : 1)))
 
-command -v valgrind >/dev/null || { echo "valgrind is not installed (apt-get install valgrind)" >&2; exit 1; }
-
-# -gdwarf-4: valgrind 3.19 cannot read the DWARF 5 that clang writes for the C target
-# by default, and gives up. SwiftPM keeps its plan of the package beside the build, and a
-# plan made before a source file was added, renamed or removed names the old files (the
-# build then stops on a missing input): planning again costs a few seconds.
-rm -f .build/release.yaml .build/release/description.json
-swift build -c release --scratch-path .build -Xcc -gdwarf-4 >&2
-binary=.build/release/ResolutionBenchmarks
+source callgrind-build.sh
 work=.build/callgrind
 mkdir -p "$work"
-
-# A loop merged with another (a `…Tm` body shared by two loops) would be collected under
-# one name only: refuse such a build rather than print a wrong count.
-if nm "$binary" | grep -qE 'hotPath[A-Za-z0-9]+Loop[^ ]*Tm$'; then
-    echo "some hotPath…Loop functions were merged into one body (nm shows …LoopTm): the counts would be wrong" >&2
-    exit 1
-fi
-
-# loop_function PATH: `main-leaf-swinject` -> `hotPathMainLeafSwinjectLoop`.
-loop_function() {
-    echo "hotPath$(sed -E 's/(^|-)([a-z0-9])/\U\2/g' <<<"$1")Loop"
-}
 
 # run PATH COUNT: writes $work/PATH.COUNT.out
 # Swift seeds its hashing at random in each process, which moves the probes of dictionary

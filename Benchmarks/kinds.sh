@@ -16,17 +16,9 @@ set -euo pipefail
 
 cd "$(dirname "$0")"
 (( $# > 0 )) || { echo "usage: $0 PATH... (a --hot-path name: override-main, test-world, first200, ...)" >&2; exit 2; }
-command -v valgrind >/dev/null || { echo "valgrind is not installed (apt-get install valgrind)" >&2; exit 1; }
-
-rm -f .build/release.yaml .build/release/description.json
-swift build -c release --scratch-path .build -Xcc -gdwarf-4 >&2
-binary=.build/release/ResolutionBenchmarks
+source callgrind-build.sh
 work=.build/kinds
 mkdir -p "$work"
-
-loop_function() {
-    echo "hotPath$(sed -E 's/(^|-)([a-z0-9])/\U\2/g' <<<"$1")Loop"
-}
 
 # exclusive PATH COUNT: "instructions<TAB>function" for every function run in the loop.
 exclusive() {

@@ -2,30 +2,26 @@ import Foundation
 import Testing
 @testable import DependencyInjection
 
-/// Whether the debug build's check of key paths (``RegistrationIdentity``) can take its
-/// lock now: another thread overrides, which notes a key path there, and must finish.
-private func keyPathCheckIsFree() -> Bool {
-    let done = DispatchSemaphore(value: 0)
-    Thread {
-        DependencyContainer().override(\.comparedProbe) { ArgumentSession(-1) }
-        done.signal()
-    }.start()
-    return done.wait(timeout: .now() + .seconds(10)) == .success
-}
-
-/// Notes, each time a subscript's index is compared, whether the key path check's lock
-/// was free then.
+/// Counts the comparisons of a subscript's index, each of which overrides in a container
+/// of its own: an override notes its key path in the debug build's check of key paths
+/// (``RegistrationIdentity``), under that check's lock, which a comparison made under
+/// it would wait for forever.
 final class ComparisonNotes: @unchecked Sendable {
-    // @unchecked: `lockWasFree` guards itself.
-    let lockWasFree = Collected<Bool>()
+    // @unchecked: `comparisons` guards itself.
+    let comparisons = Counter()
+
+    func compare() {
+        DependencyContainer().override(\.comparedProbe) { ArgumentSession(-1) }
+        comparisons.increment()
+    }
 }
 
-/// A subscript's index whose `==` is the app's code: it notes whether it runs under a lock.
+/// A subscript's index whose `==` is the app's code: it overrides, as app code may.
 struct ComparedMode: Hashable, Sendable {
     let live: Bool
     let notes: ComparisonNotes?
     static func == (lhs: ComparedMode, rhs: ComparedMode) -> Bool {
-        if let notes = lhs.notes ?? rhs.notes { notes.lockWasFree.append(keyPathCheckIsFree()) }
+        (lhs.notes ?? rhs.notes)?.compare()
         return lhs.live == rhs.live
     }
     func hash(into hasher: inout Hasher) { hasher.combine(live) }
@@ -44,14 +40,15 @@ extension DependencyContainer {
 /// app's code, which may override, reset or read a `@Dependency`, each of which takes the
 /// check's lock: the check compares them after unlocking.
 @Suite struct KeyPathComparisonTests {
-    @Test func aSubscriptIndexIsComparedOutsideTheKeyPathChecksLock() {
+    @Test func aSubscriptIndexIsComparedOutsideTheKeyPathChecksLock() async {
         #if DEBUG
         let notes = ComparisonNotes()
         let container = DependencyContainer()
         container.override(\.[comparedBranch: ComparedMode(live: true, notes: nil)]) { ArgumentSession(10) }
-        container.override(\.[comparedBranch: ComparedMode(live: true, notes: notes)]) { ArgumentSession(11) }
-        #expect(!notes.lockWasFree.values.isEmpty, "the check compared the two key paths")
-        #expect(!notes.lockWasFree.values.contains(false), "an index's == ran under the key path check's lock")
+        #expect(await finishesWithoutHangingOffThePool {
+            container.override(\.[comparedBranch: ComparedMode(live: true, notes: notes)]) { ArgumentSession(11) }
+        }, "an index's == ran under the key path check's lock, and its override waited for that lock")
+        #expect(notes.comparisons.count > 0, "the check compared the two key paths")
         #expect(container[comparedBranch: ComparedMode(live: true, notes: nil)]().id == 11)
         #endif
     }

@@ -113,3 +113,27 @@ extension Dictionary where Key == RegistrationKey {
         return value
     }
 }
+
+extension ContainerState {
+    /// Removes the override and the decorations of `key`, handing them to `released` with
+    /// the arguments of the keys they were installed under. Out of line: installing an
+    /// override, the usual change, does not carry it.
+    @inline(never)
+    mutating func removeOverride(of key: RegistrationKey, into released: inout Released) {
+        overrides.removeValue(forKey: key, into: &released)
+        if hasDecorations { released.keep(decorations.removeValue(forKey: key, keepingArgumentIn: &released)) }
+    }
+
+    /// Removes the override and the decorations of every argument of the provider family
+    /// `family`, as ``removeOverride(of:into:)`` does for one key.
+    @inline(never)
+    mutating func removeOverridesOfArguments(of family: RegistrationKey, into released: inout Released) {
+        let overridden = overrides.keys.filter { $0.argument != nil && $0.registration == family }
+        for argument in overridden { overrides.removeValue(forKey: argument, into: &released) }
+        guard hasDecorations else { return }
+        let decorated = decorations.keys.filter { $0.argument != nil && $0.registration == family }
+        for argument in decorated {
+            released.keep(decorations.removeValue(forKey: argument, keepingArgumentIn: &released))
+        }
+    }
+}

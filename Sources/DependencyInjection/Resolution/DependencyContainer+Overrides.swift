@@ -156,19 +156,9 @@ extension DependencyContainer {
             if let override {
                 released.keep(state.overrides.updateValue(override, forKey: key))
             } else {
-                state.overrides.removeValue(forKey: key, into: &released)
+                state.removeOverride(of: key, into: &released)
             }
-            if override == nil, state.hasDecorations {
-                released.keep(state.decorations.removeValue(forKey: key, keepingArgumentIn: &released))
-            }
-            if includingArguments {
-                let perArgument = state.overrides.keys.filter { $0.argument != nil && $0.registration == key }
-                for argument in perArgument { state.overrides.removeValue(forKey: argument, into: &released) }
-                let decorated = state.decorations.keys.filter { $0.argument != nil && $0.registration == key }
-                for argument in decorated {
-                    released.keep(state.decorations.removeValue(forKey: argument, keepingArgumentIn: &released))
-                }
-            }
+            if includingArguments { state.removeOverridesOfArguments(of: key, into: &released) }
         }
     }
 
