@@ -179,7 +179,10 @@ struct ContainerState {
         let room = construction.takeWaitRoom()
         // Read once: each read of the frame's key copies it.
         let key = construction.key
-        guard !construction.isDropped, let object else { return room }
+        guard !construction.isDropped, let object else {
+            forgetUses(ofUnkept: key, released: &released)
+            return room
+        }
         if let installed, !builtOwn(key, fromAnyOf: installed) {
             dropConstructions(using: key)
             forgetUses(by: [key], released: &released)
@@ -340,6 +343,26 @@ struct ContainerState {
     }
 
 
+    /// Forgets what the construction of `key` that just ended used, when it kept nothing:
+    /// an override or reset dropped it, or it failed. A later instance of `key` is built
+    /// anew, maybe from an override that uses nothing, and must not inherit that record,
+    /// and a family's arguments that fail or are dropped one after another must not pile
+    /// up in it. Uses are filed by key, so they stay while an instance of `key` is kept
+    /// here or another construction of it runs: those uses may be theirs.
+    ///
+    /// ```swift
+    /// container.override(\.session) { Session.stub }   // the session being built is dropped
+    /// container.override(\.clock) { FixedClock() }     // does not drop the stub session
+    /// ```
+    @inline(never)
+    private mutating func forgetUses(ofUnkept key: RegistrationKey, released: inout Released) {
+        guard !dependents.isEmpty, building.construction(of: key) == nil, !building.runsDropped(key) else { return }
+        var lookedAt: AnyObject?
+        defer { released.keep(lookedAt) }
+        guard !keepsInstance(of: key, lookedAt: &lookedAt) else { return }
+        forgetUses(by: [key], released: &released)
+    }
+
     /// Records that `key` is used by every construction in flight here (by time window:
     /// see ``claim(_:scope:)``); by those the resolving code does not run inside, as a use
     /// by time window only (``windowOnlyUses``). A parameterized use is filed under its
@@ -350,6 +373,8 @@ struct ContainerState {
         let used = key.registration
         var code = ResolvingCode()
         for construction in building where construction.key != key {
+            // A dropped construction's instance is not kept: what it uses builds nothing here.
+            if construction.isDropped { continue }
             if code.runsInside(construction) {
                 dependents.insert(construction.key, using: used)
                 if hasWindowOnlyUses { windowOnlyUses.remove(construction.key, using: used) }
@@ -631,7 +656,8 @@ struct ContainerState {
     }
 
     /// Forgets shared instances that died, once they have doubled in number since the last
-    /// sweep: amortized O(1) per entry, so distinct arguments cannot pile up.
+    /// sweep: amortized O(1) per entry, so distinct arguments cannot pile up, neither in the
+    /// table nor in the record of uses, which names the dead ones by their family.
     private mutating func sweepDeadSharedInstances(released: inout Released) {
         guard sharedInstances.count > sweepThreshold else { return }
         var dead: [RegistrationKey] = []
@@ -644,6 +670,14 @@ struct ContainerState {
             return true
         }
         for key in dead { forgetArgument(of: key, released: &released) }
+        if !dead.isEmpty && !dependents.isEmpty {
+            // The record keeps what the dead instances were built from, for what was built
+            // from them (a scope's copy of a string one derived), under their family's key.
+            let gone = Set(dead)
+            dependents.replace(byTheirFamilies: gone, released: &released)
+            if hasWindowOnlyUses { windowOnlyUses.forget(gone, released: &released) }
+            released.append(gone)
+        }
         released.append(dead)
         sweepThreshold = Swift.max(16, sharedInstances.count * 2)
     }

@@ -65,6 +65,14 @@ struct RunningConstructions: Sequence {
         return others.first(where: { $0.key == key && !$0.isDropped })
     }
 
+    /// Whether a construction of `key` runs here that was dropped: its uses, filed under
+    /// `key`, are forgotten when it ends.
+    func runsDropped(_ key: RegistrationKey) -> Bool {
+        var found = false
+        visitEach { if !found && $0.isDropped && $0.key == key { found = true } }
+        return found
+    }
+
     /// Marks the constructions of `key` dropped.
     func drop(_ key: RegistrationKey) {
         visitEach { if $0.key == key { $0.isDropped = true } }

@@ -119,6 +119,21 @@ struct UsesRecord {
     /// have no user left out of the record; hands what the changed lists held references
     /// to, to release after unlocking.
     mutating func forget(_ dropped: Set<RegistrationKey>, released: inout Released) {
+        forget(dropped, leavingGoneInstances: false, released: &released)
+    }
+
+    /// Replaces the keys of `gone`, instances that died, in every list of users by the key
+    /// that stands for the gone instances of their family (``RegistrationKey/goneInstances``):
+    /// a change of what they were built from still reaches what was built from them, and a
+    /// family's arguments that come and go do not pile up. Hands what the changed lists
+    /// held references to, to release after unlocking.
+    mutating func replace(byTheirFamilies gone: Set<RegistrationKey>, released: inout Released) {
+        forget(gone, leavingGoneInstances: true, released: &released)
+    }
+
+    private mutating func forget(
+        _ dropped: Set<RegistrationKey>, leavingGoneInstances: Bool, released: inout Released
+    ) {
         var changed: [(used: RegistrationKey, users: DependentKeys)] = []
         if let first {
             if !first.users.isDisjoint(with: dropped) { changed.append((first.used, first.users)) }
@@ -128,7 +143,11 @@ struct UsesRecord {
         }
         for (used, users) in changed {
             users.keepReferences(in: &released)
-            replace(used, with: users.subtracting(dropped))
+            var left = users.subtracting(dropped)
+            if leavingGoneInstances {
+                for user in users where dropped.contains(user) { left.insert(user.goneInstances) }
+            }
+            replace(used, with: left)
         }
     }
 

@@ -59,6 +59,16 @@ struct RegistrationKey: Hashable, @unchecked Sendable {
     }
 
     /// This registration with `argument`: the key of one argument of a provider family.
+    /// The key that stands, in a record of uses, for the instances of this key's provider
+    /// family that are gone (shared instances that died and were swept): what they were
+    /// built from still reaches what was built from them through it, and a family's
+    /// thousands of arguments that come and go leave this one key behind, not one each.
+    ///
+    /// ```swift
+    /// handlerKey.goneInstances == otherHandlerKey.goneInstances   // same family: true
+    /// ```
+    var goneInstances: RegistrationKey { registration.with(.gone) }
+
     @inlinable
     func with(_ argument: Argument) -> RegistrationKey {
         RegistrationKey(fileName: fileName, position: position, type: type, argument: argument)
@@ -78,6 +88,12 @@ struct RegistrationKey: Hashable, @unchecked Sendable {
             self.value = AnyHashable(value)
             self.hash = self.value.hashValue
         }
+
+        /// The argument of ``RegistrationKey/goneInstances``, equal to no value a caller
+        /// passes: its type is private.
+        static let gone = Argument(GoneInstances())
+
+        private struct GoneInstances: Hashable, Sendable {}
 
         @usableFromInline
         static func == (lhs: Argument, rhs: Argument) -> Bool { lhs.value == rhs.value }

@@ -191,9 +191,11 @@ extension DependencyContainer {
                 }
                 // Before the waiters wake: one that returns must find the cache back.
                 servingScope?.endHandover()
+                var released = Released()
                 let ended = self.complete(
-                    resolution, outcome, scope: provider.scope, overriddenHere: resolution.overriddenHere, teardown: teardown)
-                return (ended, outcome)
+                    resolution, outcome, scope: provider.scope, overriddenHere: resolution.overriddenHere, teardown: teardown,
+                    released: &released)
+                return (ended, outcome, released)
             }
             Task { await construction.run() }
             object = try await room.value(as: resolution.owner, innermost: resolution.enclosing)
@@ -282,22 +284,28 @@ extension DependencyContainer {
     /// A construction from an override this container installed (`overriddenHere`) needs no
     /// check: removing or replacing that override drops the construction.
     ///
+    /// What the construction's end takes out of the state goes to `released`, which the
+    /// caller lets go of only after opening the room: a `deinit` it runs may resolve what
+    /// a waiter is building, and that waiter waits for this construction, so run before
+    /// the room opens, it would wait for its own thread.
+    ///
     /// - Returns: The room where others wait for the construction, if any did, for the
     ///   caller to open with the outcome (``InFlight/finish(_:)``), after letting go of
     ///   what else it holds.
+    @inline(__always)
     fileprivate func complete(
         _ construction: Resolution, _ outcome: Result<AnyBox, any Error>, scope: DependencyScope, overriddenHere: Bool,
-        teardown: PendingTeardown?
+        teardown: PendingTeardown?, released: inout Released
     ) -> InFlight? {
         let box = try? outcome.get()
         let installed =
             appContainerOfScope == nil || box == nil || overriddenHere ? nil : overridesToCheck(construction.key, scope)
         let weakly = scope == .shared
-        return state.withLock(releasingAfter: { state, released in
+        return state.withLock { state in
             state.complete(
                 construction, keeping: weakly ? box?.object : box, weakly: weakly, teardown: teardown,
                 checkingOwnAgainst: installed, released: &released)
-        })
+        }
     }
 
     /// A resolved value from a box, or a live shared instance stored as itself.
@@ -434,8 +442,11 @@ final class Resolution: Frame, @unchecked Sendable {
     func finish(in container: DependencyContainer, keeping box: AnyBox?, teardown: PendingTeardown?) {
         if let box, isListed {
             let outcome: Result<AnyBox, any Error> = .success(box)
-            container.complete(self, outcome, scope: scope, overriddenHere: overriddenHere, teardown: teardown)?
+            var released = Released()
+            container.complete(
+                self, outcome, scope: scope, overriddenHere: overriddenHere, teardown: teardown, released: &released)?
                 .finish(outcome)
+            withExtendedLifetime(released) {}
         } else if let box {
             keepGraphInstance(box, in: container)
         }
