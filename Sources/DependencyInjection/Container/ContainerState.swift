@@ -180,7 +180,7 @@ struct ContainerState {
         // Read once: each read of the frame's key copies it.
         let key = construction.key
         guard !construction.isDropped, let object else {
-            forgetUses(ofUnkept: key, released: &released)
+            nameUsesByFamily(ofUnkept: key, released: &released)
             return room
         }
         if let installed, !builtOwn(key, fromAnyOf: installed) {
@@ -343,24 +343,38 @@ struct ContainerState {
     }
 
 
-    /// Forgets what the construction of `key` that just ended used, when it kept nothing:
-    /// an override or reset dropped it, or it failed. A later instance of `key` is built
-    /// anew, maybe from an override that uses nothing, and must not inherit that record,
-    /// and a family's arguments that fail or are dropped one after another must not pile
-    /// up in it. Uses are filed by key, so they stay while an instance of `key` is kept
-    /// here or another construction of it runs: those uses may be theirs.
+    /// Names what the construction of `key` that just ended used by its family, when it
+    /// kept nothing (an override or reset dropped it, or it failed) and `key` has an
+    /// argument: a family's arguments that fail one after another must not each stay in
+    /// the record, with the argument. Not forgotten: uses are filed by key, and the record
+    /// under `key` may be an earlier instance's, which died, and from which something was
+    /// derived that a change of what it used must still reach. While an instance of `key`
+    /// is kept here or another construction of it runs, the record is theirs and stays.
+    /// A dropped construction records nothing after the drop (``recordUse(of:)``), and the
+    /// drop forgot what it recorded before.
     ///
     /// ```swift
-    /// container.override(\.session) { Session.stub }   // the session being built is dropped
-    /// container.override(\.clock) { FixedClock() }     // does not drop the stub session
+    /// _ = try? await container.session(token)   // fails after resolving the clock
+    /// container.override(\.clock) { FixedClock() }   // still reaches what the session fed
     /// ```
     @inline(never)
-    private mutating func forgetUses(ofUnkept key: RegistrationKey, released: inout Released) {
-        guard !dependents.isEmpty, building.construction(of: key) == nil, !building.runsDropped(key) else { return }
+    private mutating func nameUsesByFamily(ofUnkept key: RegistrationKey, released: inout Released) {
+        guard key.argument != nil, !dependents.isEmpty, building.construction(of: key) == nil,
+            !building.runsDropped(key)
+        else { return }
         var lookedAt: AnyObject?
         defer { released.keep(lookedAt) }
         guard !keepsInstance(of: key, lookedAt: &lookedAt) else { return }
-        forgetUses(by: [key], released: &released)
+        nameUsesByFamily(of: [key], released: &released)
+    }
+
+    /// Replaces `gone`, keys with arguments of which no instance is kept, by their
+    /// families' keys (``RegistrationKey/goneInstances``) in the record of uses, and takes
+    /// them out of ``windowOnlyUses``: a change of what they were built from still reaches
+    /// what was built from them, and their arguments go.
+    private mutating func nameUsesByFamily(of gone: Set<RegistrationKey>, released: inout Released) {
+        dependents.replace(byTheirFamilies: gone, released: &released)
+        if hasWindowOnlyUses { windowOnlyUses.forget(gone, released: &released) }
     }
 
     /// Records that `key` is used by every construction in flight here (by time window:
@@ -674,8 +688,7 @@ struct ContainerState {
             // The record keeps what the dead instances were built from, for what was built
             // from them (a scope's copy of a string one derived), under their family's key.
             let gone = Set(dead)
-            dependents.replace(byTheirFamilies: gone, released: &released)
-            if hasWindowOnlyUses { windowOnlyUses.forget(gone, released: &released) }
+            nameUsesByFamily(of: gone, released: &released)
             released.append(gone)
         }
         released.append(dead)
