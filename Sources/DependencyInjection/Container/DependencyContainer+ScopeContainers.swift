@@ -96,7 +96,13 @@ extension DependencyContainer {
 
     /// How many times a scope asks its app container for one instance, when the app
     /// container keeps dropping it: see ``afterHandover(_:_:asked:)``.
-    @usableFromInline static let handoversPerResolution = 8
+    ///
+    /// Enough that changes of the app on other threads do not reach it: the last instance
+    /// is handed out unchecked, and may be built from what the scope overrides. With two
+    /// threads overriding and resetting, in a loop, the very registration a request
+    /// overrides, a request met eight drops in a row about once in three thousand
+    /// resolutions, and then held the app's instance of what it overrides.
+    @usableFromInline static let handoversPerResolution = 64
 
     /// What a scope does with the instance its app container handed over.
     @usableFromInline
