@@ -174,3 +174,39 @@ extension DependencyContainer {
         #expect(container.state.withLock { $0.building.isEmpty })
     }
 }
+
+extension DependencyContainer {
+    /// A singleton built from `cerX`; throws, after using `cerX`, while "cer.fail" is set.
+    var cerKSingleton: AsyncProvider<CEObject> {
+        singleton {
+            let x = self.cerX()
+            if (self.getValue(forKey: "cer.fail") as Bool?) == true { throw CEFailure() }
+            return CEObject("k from \(x.tag)")
+        }
+    }
+    /// A request's value derived from the app's `cerKSingleton`, without holding it.
+    var cerZFromSingleton: AsyncProvider<CEObject> {
+        scoped { CEObject("z from \(try await self.cerKSingleton().tag)") }
+    }
+}
+
+extension UnkeptConstructionRecordTests {
+    // MARK: - After a shutdown
+
+    /// A shutdown empties the app but keeps what its singletons were built from, so that a
+    /// change still reaches what a request derived from them. A rebuild that then fails,
+    /// and forgets what it used, must not take that record with it.
+    @Test func aFailedRebuildAfterAShutdownKeepsTheChainToWhatARequestDerived() async throws {
+        let app = DependencyContainer()
+        let request = DependencyContainer(scopeOf: app)
+        _ = try await app.cerKSingleton()
+        #expect(try await request.cerZFromSingleton().tag == "z from k from x")
+        await app.shutdown()
+        app.setValue(true, forKey: "cer.fail")
+        await #expect(throws: CEFailure.self) { _ = try await app.cerKSingleton() }
+        app.setValue(false, forKey: "cer.fail")
+        app.override(\.cerX) { CEObject("x2") }
+        let z = try await request.cerZFromSingleton()
+        #expect(z.tag == "z from k from x2", "the app's override of cerX no longer reaches the request's value: \(z.tag)")
+    }
+}

@@ -180,7 +180,7 @@ struct ContainerState {
         // Read once: each read of the frame's key copies it.
         let key = construction.key
         guard !construction.isDropped, let object else {
-            nameUsesByFamily(ofUnkept: key, released: &released)
+            if !weakly { forgetUses(ofUnkept: key, released: &released) }
             return room
         }
         if let installed, !builtOwn(key, fromAnyOf: installed) {
@@ -343,36 +343,35 @@ struct ContainerState {
     }
 
 
-    /// Names what the construction of `key` that just ended used by its family, when it
-    /// kept nothing (an override or reset dropped it, or it failed) and `key` has an
-    /// argument: a family's arguments that fail one after another must not each stay in
-    /// the record, with the argument. Not forgotten: uses are filed by key, and the record
-    /// under `key` may be an earlier instance's, which died, and from which something was
-    /// derived that a change of what it used must still reach. While an instance of `key`
-    /// is kept here or another construction of it runs, the record is theirs and stays.
-    /// A dropped construction records nothing after the drop (``recordUse(of:)``), and the
-    /// drop forgot what it recorded before.
+    /// Forgets what the construction of `key` that just ended used, when it kept nothing
+    /// (an override or reset dropped it, or it failed) and it builds what the container
+    /// keeps strongly: a later instance of `key` is built anew, maybe from an override
+    /// that uses nothing, and must not inherit that record, and a family's arguments that
+    /// fail one after another must not pile up in it. The record under such a key is this
+    /// construction's own: an earlier instance's went when it was dropped, or was named
+    /// by its family at a shutdown (``shutDown(released:)``). A `shared` instance dies
+    /// without a drop, and its record stays, for what was derived from it, so the record
+    /// of a `shared` key is never forgotten here. While an instance of `key` is kept or
+    /// another construction of it runs, the record is theirs and stays. A dropped
+    /// construction records nothing after the drop (``recordUse(of:)``).
     ///
     /// ```swift
-    /// _ = try? await container.session(token)   // fails after resolving the clock
-    /// container.override(\.clock) { FixedClock() }   // still reaches what the session fed
+    /// _ = try? await container.session(token)      // fails after resolving the clock
+    /// _ = try await container.session(token)       // built from a stub clock
+    /// container.override(\.clock) { FixedClock() }  // keeps the session
     /// ```
     @inline(never)
-    private mutating func nameUsesByFamily(ofUnkept key: RegistrationKey, released: inout Released) {
-        guard key.argument != nil, !dependents.isEmpty, building.construction(of: key) == nil,
-            !building.runsDropped(key)
-        else { return }
-        var lookedAt: AnyObject?
-        defer { released.keep(lookedAt) }
-        guard !keepsInstance(of: key, lookedAt: &lookedAt) else { return }
-        nameUsesByFamily(of: [key], released: &released)
+    private mutating func forgetUses(ofUnkept key: RegistrationKey, released: inout Released) {
+        guard !dependents.isEmpty, building.construction(of: key) == nil, !building.runsDropped(key) else { return }
+        guard singletons.box(for: key) == nil else { return }
+        forgetUses(by: [key], released: &released)
     }
 
-    /// Replaces `gone`, keys with arguments of which no instance is kept, by their
+    /// Replaces `gone`, keys of which no instance is kept, by their
     /// families' keys (``RegistrationKey/goneInstances``) in the record of uses, and takes
     /// them out of ``windowOnlyUses``: a change of what they were built from still reaches
     /// what was built from them, and their arguments go.
-    private mutating func nameUsesByFamily(of gone: Set<RegistrationKey>, released: inout Released) {
+    mutating func nameUsesByFamily(of gone: Set<RegistrationKey>, released: inout Released) {
         dependents.replace(byTheirFamilies: gone, released: &released)
         if hasWindowOnlyUses { windowOnlyUses.forget(gone, released: &released) }
     }

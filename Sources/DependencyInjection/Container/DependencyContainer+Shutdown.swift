@@ -129,8 +129,25 @@ extension ContainerState {
     /// change of a key miss what a request built before the shutdown from an app-wide
     /// instance that used the key. A rebuilt instance files the same uses again; one that
     /// no longer makes them is rebuilt once more by a change of the key, as for any use
-    /// the record over-approximates.
+    /// the record over-approximates. The instances it names are gone, so it names them by
+    /// their families (``RegistrationKey/goneInstances``), as a sweep names dead shared
+    /// instances: a later construction of one of their keys that keeps nothing forgets
+    /// what it used, and must not take their record with it. The constructions in flight
+    /// keep their record under their own keys.
     mutating func shutDown(released: inout Released) -> [PendingTeardown] {
+        if !dependents.isEmpty {
+            let running = Set(building.keys)
+            var gone = Set<RegistrationKey>()
+            for users in dependents.allUsers {
+                for user in users where user.argument !== RegistrationKey.Argument.gone && !running.contains(user) {
+                    gone.insert(user)
+                }
+            }
+            if !gone.isEmpty {
+                nameUsesByFamily(of: gone, released: &released)
+                released.append(gone)
+            }
+        }
         singletons.removeAll(into: &released)
         released.append(sharedInstances)
         released.append(teardowns)

@@ -1,0 +1,171 @@
+import Foundation
+import Testing
+@testable import DependencyInjection
+
+// What a construction that fails, with or without an argument, leaves in the record of
+// uses of its container and of a scope, and how often a scope asks an app container that
+// drops what it hands over. Prefix `frr`.
+
+final class FRRCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value = 0
+    func next() -> Int { lock.withLock { value += 1; return value } }
+    var count: Int { lock.withLock { value } }
+}
+
+
+extension DependencyContainer {
+    var frrX: Provider<CEObject> { singleton { CEObject("x") } }
+    /// Family: argument 0 uses frrX then fails; other arguments use nothing.
+    subscript(frrF argument: CEArgument) -> AsyncProvider<CEObject> {
+        singleton(argument) {
+            if argument.id == 0 {
+                _ = self.frrX()
+                throw CEFailure()
+            }
+            return CEObject("f \(argument.id)")
+        }
+    }
+    /// Built from frrF(1) only.
+    var frrU: AsyncProvider<CEObject> {
+        singleton { CEObject("u", inner: try await self[frrF: CEArgument(1)]()) }
+    }
+    /// No argument: uses frrX then fails while "frr.fail" is set; otherwise uses nothing.
+    var frrK: AsyncProvider<CEObject> {
+        singleton {
+            if (self.getValue(forKey: "frr.fail") as Bool?) == true {
+                _ = self.frrX()
+                throw CEFailure()
+            }
+            return CEObject("k")
+        }
+    }
+    /// Scoped family that uses frrX then fails.
+    subscript(frrScopedFailing argument: CEArgument) -> AsyncProvider<CEObject> {
+        singleton(argument) {
+            _ = self.frrX()
+            await Task.yield()
+            if argument.id >= 0 { throw CEFailure() }
+            return CEObject("never")
+        }
+    }
+    /// App-wide family that uses frrX then fails.
+    subscript(frrAppFailing argument: CEArgument) -> AsyncProvider<CEObject> {
+        singleton(argument) {
+            _ = self.frrX()
+            await Task.yield()
+            if argument.id >= 0 { throw CEFailure() }
+            return CEObject("never")
+        }
+    }
+    var frrLeaf: Provider<CEObject> { singleton { CEObject("leaf") } }
+    var frrApp: Provider<CEObject> { singleton { CEObject("app", inner: self.frrLeaf()) } }
+}
+
+@Suite struct FailedConstructionRecordTests {
+    /// F(0) fails after using X; F(1) (no X) feeds U. Override X: U and F(1) must stay.
+    @Test func markerDoesNotDropWhatALiveArgumentFed() async throws {
+        let c = DependencyContainer()
+        let f1 = try await c[frrF: CEArgument(1)]()
+        let u = try await c.frrU()
+        await #expect(throws: CEFailure.self) { _ = try await c[frrF: CEArgument(0)]() }
+        c.override(\.frrX) { CEObject("x2") }
+        #expect(try await c[frrF: CEArgument(1)]() === f1, "F(1) dropped")
+        #expect(try await c.frrU() === u, "U, built from live F(1) only, dropped by override of X")
+    }
+
+    /// Argument-less K fails after using X, then is built without X. Override X must keep K.
+    @Test func failedNoArgumentRecordIsNotInherited() async throws {
+        let c = DependencyContainer()
+        c.setValue(true, forKey: "frr.fail")
+        await #expect(throws: CEFailure.self) { _ = try await c.frrK() }
+        c.setValue(false, forKey: "frr.fail")
+        let k = try await c.frrK()
+        c.override(\.frrX) { CEObject("x2") }
+        #expect(try await c.frrK() === k, "K, built without X, dropped by an override of X")
+    }
+
+    /// Same, through a scope overriding X: it must share the app's K.
+    @Test func scopeSharesSingletonWhoseFailedPredecessorUsedX() async throws {
+        let app = DependencyContainer()
+        app.setValue(true, forKey: "frr.fail")
+        await #expect(throws: CEFailure.self) { _ = try await app.frrK() }
+        app.setValue(false, forKey: "frr.fail")
+        let k = try await app.frrK()
+        let scope = DependencyContainer(scopeOf: app)
+        scope.override(\.frrX) { CEObject("scope x") }
+        #expect(try await scope.frrK() === k, "scope built its own copy of app-wide K")
+    }
+
+    /// Scope: scoped family failing with distinct arguments; nothing per argument stays.
+    @Test func scopedFailuresDoNotPileUp() async {
+        let app = DependencyContainer()
+        let scope = DependencyContainer(scopeOf: app)
+        _ = scope.frrX()
+        let watch = CEWatch()
+        for id in 0..<200 {
+            let a = CEArgument(id)
+            watch.watch(a)
+            _ = try? await scope[frrScopedFailing: a]()
+        }
+        let users = scope.state.withLock { $0.dependents[scope.frrX.key]?.count ?? 0 }
+        let aUsers = app.state.withLock { $0.dependents[app.frrX.key]?.count ?? 0 }
+        #expect(users <= 1 && aUsers <= 1, "scope/app record keeps \(users)/\(aUsers)")
+        #expect(watch.alive == 0, "scope keeps \(watch.alive) arguments")
+    }
+
+    /// App-wide family failing, resolved through a scope that overrides X: the scope
+    /// builds its own; nothing per argument may stay (learnedOwn, record, arguments).
+    @Test func appWideFailuresThroughOverridingScopeDoNotPileUp() async {
+        let app = DependencyContainer()
+        let scope = DependencyContainer(scopeOf: app)
+        scope.override(\.frrX) { CEObject("scope x") }
+        let watch = CEWatch()
+        for id in 0..<200 {
+            let a = CEArgument(id)
+            watch.watch(a)
+            _ = try? await scope[frrAppFailing: a]()
+        }
+        let learned = scope.state.withLock { $0.learnedOwn.count }
+        let sUsers = scope.state.withLock { $0.dependents[scope.frrX.key]?.count ?? 0 }
+        let aUsers = app.state.withLock { $0.dependents[app.frrX.key]?.count ?? 0 }
+        #expect(sUsers <= 1 && aUsers <= 1, "records keep \(sUsers)/\(aUsers)")
+        // What a scope learned to build itself is kept per argument until its overrides
+        // change, with the argument, even when the construction failed.
+        withKnownIssue("a scope's learned keys keep the arguments of failed constructions") {
+            #expect(learned <= 1, "scope learnedOwn keeps \(learned) keys")
+            #expect(watch.alive == 0, "\(watch.alive) arguments kept")
+        }
+    }
+
+    /// reset of the failing family, then override X: nothing else dropped, no crash.
+    @Test func familyOverrideAfterMarkerThenOverrideX() async throws {
+        let c = DependencyContainer()
+        await #expect(throws: CEFailure.self) { _ = try await c[frrF: CEArgument(0)]() }
+        c.override(\.frrX) { CEObject("x2") }
+        let u = try await c.frrU()
+        c.override(\.frrX) { CEObject("x3") }
+        #expect(try await c.frrU() === u, "U dropped by a second override of X")
+    }
+
+    /// A tracer that resets the app after every build: a scope's resolution of an
+    /// app-wide singleton it does not override must still terminate.
+    @Test func scopeResolutionTerminatesUnderResettingTracer() async {
+        let app = DependencyContainer()
+        let scope = DependencyContainer(scopeOf: app)
+        scope.override(\.frrX) { CEObject("scope x") }
+        let resets = FRRCounter()
+        app.tracer = ResolutionTracer { _ in
+            if resets.next() < 10_000 { app.reset() }
+        }
+        let start = Date()
+        let ok = await finishesWithoutHangingOffThePool {
+            let got = scope.frrApp()
+            _ = got
+        }
+        let elapsed = Date().timeIntervalSince(start)
+        #expect(ok, "hung")
+        print("FRR: tracer resets \(resets.count), elapsed \(elapsed)s")
+        app.tracer = nil
+    }
+}
