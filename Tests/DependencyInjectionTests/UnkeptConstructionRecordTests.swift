@@ -34,6 +34,19 @@ extension DependencyContainer {
 }
 
 @Suite struct UnkeptConstructionRecordTests {
+    /// Builds `cerK` in `container`, derives a value from it with `derive` while it lives
+    /// (checking its tag), lets it go, and waits until it is dead.
+    private func derive(
+        _ derive: () async throws -> CEObject, from container: DependencyContainer, expecting tag: String
+    ) async throws {
+        do {
+            let k = try await container.cerK()
+            #expect(try await derive().tag == tag)
+            withExtendedLifetime(k) {}
+        }
+        #expect(await waitUntilDead(container.cerK.key, in: container), "cerK did not die")
+    }
+
     /// Waits, yielding, until the shared instance of `key` is no longer alive in `container`.
     private func waitUntilDead(_ key: RegistrationKey, in container: DependencyContainer) async -> Bool {
         for _ in 0..<100_000 {
@@ -52,12 +65,7 @@ extension DependencyContainer {
     /// still reach `cerY`.
     @Test func aFailedRebuildOfADeadSharedInstanceKeepsTheChainToWhatWasBuiltFromIt() async throws {
         let container = DependencyContainer()
-        do {
-            let k = try await container.cerK()
-            #expect(try await container.cerY().tag == "y from k from x")
-            withExtendedLifetime(k) {}
-        }
-        #expect(await waitUntilDead(container.cerK.key, in: container), "cerK did not die")
+        try await derive({ try await container.cerY() }, from: container, expecting: "y from k from x")
         container.setValue(true, forKey: "cer.fail")
         await #expect(throws: CEFailure.self) { _ = try await container.cerK() }
         container.setValue(false, forKey: "cer.fail")
@@ -69,12 +77,7 @@ extension DependencyContainer {
     /// The control: without the failed rebuild, the override reaches `cerY`.
     @Test func withoutTheFailedRebuildTheOverrideReachesWhatWasBuiltFromTheDeadInstance() async throws {
         let container = DependencyContainer()
-        do {
-            let k = try await container.cerK()
-            #expect(try await container.cerY().tag == "y from k from x")
-            withExtendedLifetime(k) {}
-        }
-        #expect(await waitUntilDead(container.cerK.key, in: container), "cerK did not die")
+        try await derive({ try await container.cerY() }, from: container, expecting: "y from k from x")
         container.override(\.cerX) { CEObject("x2") }
         #expect(try await container.cerY().tag == "y from k from x2")
     }
@@ -85,12 +88,7 @@ extension DependencyContainer {
     @Test func aFailedRebuildInTheAppKeepsTheChainToWhatARequestBuiltFromTheDeadInstance() async throws {
         let app = DependencyContainer()
         let request = DependencyContainer(scopeOf: app)
-        do {
-            let k = try await app.cerK()
-            #expect(try await request.cerZ().tag == "z from k from x")
-            withExtendedLifetime(k) {}
-        }
-        #expect(await waitUntilDead(app.cerK.key, in: app), "cerK did not die")
+        try await derive({ try await request.cerZ() }, from: app, expecting: "z from k from x")
         app.setValue(true, forKey: "cer.fail")
         await #expect(throws: CEFailure.self) { _ = try await request.cerK() }
         app.setValue(false, forKey: "cer.fail")

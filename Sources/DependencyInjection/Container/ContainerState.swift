@@ -362,8 +362,7 @@ struct ContainerState {
     /// ```
     @inline(never)
     private mutating func forgetUses(ofUnkept key: RegistrationKey, released: inout Released) {
-        guard !dependents.isEmpty, building.construction(of: key) == nil, !building.runsDropped(key) else { return }
-        guard singletons.box(for: key) == nil else { return }
+        guard !dependents.isEmpty, !building.runs(key), singletons.box(for: key) == nil else { return }
         forgetUses(by: [key], released: &released)
     }
 

@@ -139,7 +139,7 @@ extension ContainerState {
             let running = Set(building.keys)
             var gone = Set<RegistrationKey>()
             for users in dependents.allUsers {
-                for user in users where user.argument !== RegistrationKey.Argument.gone && !running.contains(user) {
+                for user in users where !running.contains(user) {
                     gone.insert(user)
                 }
             }

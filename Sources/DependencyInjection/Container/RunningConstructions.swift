@@ -65,11 +65,10 @@ struct RunningConstructions: Sequence {
         return others.first(where: { $0.key == key && !$0.isDropped })
     }
 
-    /// Whether a construction of `key` runs here that was dropped: its uses, filed under
-    /// `key`, are forgotten when it ends.
-    func runsDropped(_ key: RegistrationKey) -> Bool {
+    /// Whether a construction of `key` runs here, dropped or not.
+    func runs(_ key: RegistrationKey) -> Bool {
         var found = false
-        visitEach { if !found && $0.isDropped && $0.key == key { found = true } }
+        visitEach { if !found && $0.key == key { found = true } }
         return found
     }
 

@@ -58,17 +58,18 @@ struct RegistrationKey: Hashable, @unchecked Sendable {
         argument == nil ? self : RegistrationKey(fileName: fileName, position: position, type: type, argument: nil)
     }
 
-    /// This registration with `argument`: the key of one argument of a provider family.
-    /// The key that stands, in a record of uses, for the instances of this key's provider
-    /// family that are gone (shared instances that died and were swept): what they were
-    /// built from still reaches what was built from them through it, and a family's
-    /// thousands of arguments that come and go leave this one key behind, not one each.
+    /// The key that stands, in a record of uses, for the instances of this key's
+    /// registration that are gone (shared instances that died and were swept, what a
+    /// shutdown emptied): what they were built from still reaches what was built from them
+    /// through it, and a family's thousands of arguments that come and go leave this one
+    /// key behind, not one each.
     ///
     /// ```swift
     /// handlerKey.goneInstances == otherHandlerKey.goneInstances   // same family: true
     /// ```
     var goneInstances: RegistrationKey { registration.with(.gone) }
 
+    /// This registration with `argument`: the key of one argument of a provider family.
     @inlinable
     func with(_ argument: Argument) -> RegistrationKey {
         RegistrationKey(fileName: fileName, position: position, type: type, argument: argument)
