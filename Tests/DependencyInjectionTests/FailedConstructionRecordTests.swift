@@ -49,6 +49,19 @@ extension DependencyContainer {
             return CEObject("never")
         }
     }
+    /// App-wide family that uses frrX, and fails when frrX is a scope's.
+    subscript(frrFailsWithScopeX argument: CEArgument) -> AsyncProvider<CEObject> {
+        singleton(argument) {
+            let x = self.frrX()
+            await Task.yield()
+            if x.tag == "scope x" { throw CEFailure() }
+            return CEObject("f \(argument.id)", inner: x)
+        }
+    }
+    /// App-wide shared family built from frrX: a handler per request id.
+    subscript(frrSharedUser argument: CEArgument) -> Provider<CEObject> {
+        shared(argument) { CEObject("user \(argument.id)", inner: self.frrX()) }
+    }
     /// App-wide family that uses frrX then fails.
     subscript(frrAppFailing argument: CEArgument) -> AsyncProvider<CEObject> {
         singleton(argument) {
@@ -130,12 +143,50 @@ extension DependencyContainer {
         let sUsers = scope.state.withLock { $0.dependents[scope.frrX.key]?.count ?? 0 }
         let aUsers = app.state.withLock { $0.dependents[app.frrX.key]?.count ?? 0 }
         #expect(sUsers <= 1 && aUsers <= 1, "records keep \(sUsers)/\(aUsers)")
-        // What a scope learned to build itself is kept per argument until its overrides
-        // change, with the argument, even when the construction failed.
-        withKnownIssue("a scope's learned keys keep the arguments of failed constructions") {
-            #expect(learned <= 1, "scope learnedOwn keeps \(learned) keys")
-            #expect(watch.alive == 0, "\(watch.alive) arguments kept")
+        // What a scope learned to build itself from a construction that failed goes with it.
+        #expect(learned == 0, "scope learnedOwn keeps \(learned) keys")
+        #expect(watch.alive == 0, "\(watch.alive) arguments kept")
+    }
+
+    /// App-wide family built by the app container from its own X, and failing when the
+    /// scope builds its own from the scope's X: the scope forgets what it learned from its
+    /// failures, and still never serves the app's instance, built from the app's X.
+    @Test func ownFailuresOfAScopeLeaveNothingLearnedAndServeNothingOfTheApps() async {
+        let app = DependencyContainer()
+        let scope = DependencyContainer(scopeOf: app)
+        scope.override(\.frrX) { CEObject("scope x") }
+        let arguments = (0..<200).map { CEArgument($0) }
+        for argument in arguments {
+            await #expect(throws: CEFailure.self) { _ = try await scope[frrFailsWithScopeX: argument]() }
         }
+        let learned = scope.state.withLock { $0.learnedOwn.count }
+        #expect(learned == 0, "scope learnedOwn keeps \(learned) keys")
+        // The app container kept its own instances, built from its own X: the scope, having
+        // forgotten, learns again from the app's record, and builds (and fails) again.
+        for argument in arguments.prefix(20) {
+            #expect(app.instanceIfBuilt(\.[frrFailsWithScopeX: argument]) != nil)
+            await #expect(throws: CEFailure.self) { _ = try await scope[frrFailsWithScopeX: argument]() }
+        }
+    }
+
+    /// A shared family built from what a scope overrides: the scope builds its own
+    /// instance of each argument, and learns so; the instances die at once, and the sweep
+    /// of dead shared instances takes what the scope learned of them, with the arguments.
+    @Test func aScopeForgetsWhatItLearnedOfDeadSharedInstances() {
+        let app = DependencyContainer()
+        let scope = DependencyContainer(scopeOf: app)
+        scope.override(\.frrX) { CEObject("scope x") }
+        let watch = CEWatch()
+        for id in 0..<200 {
+            let argument = CEArgument(id)
+            watch.watch(argument)
+            #expect(scope[frrSharedUser: argument]().inner?.tag == "scope x")
+        }
+        let learned = scope.state.withLock { $0.learnedOwn.count }
+        // The sweep runs once the dead instances outnumber the live ones twice, and at
+        // least sixteen: what is left of 200 is what came after the last sweep.
+        #expect(learned <= 17, "scope learnedOwn keeps \(learned) keys")
+        #expect(watch.alive <= 17, "\(watch.alive) arguments kept")
     }
 
     /// reset of the failing family, then override X: nothing else dropped, no crash.

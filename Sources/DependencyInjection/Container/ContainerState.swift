@@ -620,6 +620,17 @@ struct ContainerState {
         learnedOwn = []
     }
 
+    /// Forgets that this scope builds the app-wide `key` itself, after a construction of it
+    /// failed, releasing the key after unlocking. Learned per argument, the key of a
+    /// failure would stay, with its argument, until the scope's overrides change: a scope
+    /// that resolves many arguments of a family that fails would keep them all. The next
+    /// resolution of `key` learns it again, from the app container's construction it
+    /// hands over, or from the app container's record of uses.
+    mutating func forgetLearned(_ key: RegistrationKey, released: inout Released) {
+        guard hasLearnedOwn, let removed = learnedOwn.remove(key) else { return }
+        released.append(removed)
+    }
+
     /// Whether this container's own overrides decide how `key` is built: an override of
     /// the key, or of the provider family it is an argument of.
     func overridesItself(_ key: RegistrationKey) -> Bool {
@@ -669,7 +680,8 @@ struct ContainerState {
 
     /// Forgets shared instances that died, once they have doubled in number since the last
     /// sweep: amortized O(1) per entry, so distinct arguments cannot pile up, neither in the
-    /// table nor in the record of uses, which names the dead ones by their family.
+    /// table, nor in the record of uses, which names the dead ones by their family, nor in
+    /// what a scope learned to build itself.
     private mutating func sweepDeadSharedInstances(released: inout Released) {
         guard sharedInstances.count > sweepThreshold else { return }
         var dead: [RegistrationKey] = []
@@ -681,7 +693,11 @@ struct ContainerState {
             released.append(object)
             return true
         }
-        for key in dead { forgetArgument(of: key, released: &released) }
+        for key in dead {
+            forgetArgument(of: key, released: &released)
+            // A scope that built its own learns again, should the argument come back.
+            forgetLearned(key, released: &released)
+        }
         if !dead.isEmpty && !dependents.isEmpty {
             // The record keeps what the dead instances were built from, for what was built
             // from them (a scope's copy of a string one derived), under their family's key.

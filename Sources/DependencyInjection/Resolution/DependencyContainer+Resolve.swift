@@ -123,17 +123,26 @@ extension DependencyContainer {
     /// ``resolveSlowly(_:)``, waiting on continuations. A singleton or shared instance is
     /// built in a task of its own, which inherits this task's task-local values, so that
     /// cancelling one waiter does not cancel it for the others.
+    ///
+    /// A failed construction teaches a scope nothing: what it learned to build itself from
+    /// the failed construction (``ContainerState/forgetLearned(_:released:)``) goes.
     func resolve<Value>(_ provider: AsyncProvider<Value>) async throws -> Value {
-        var asked = 1
-        handingOver: while let handover = appContainer(resolving: provider.key, provider.scope) {
-            let value = try await handingOver { try await handover.app.resolve(provider, servingScope: self) }
-            switch afterHandover(provider.key, handover, asked: asked) {
-            case .sharesAppInstance: return value
-            case .buildsOwn: break handingOver
-            case .asksAgain: asked += 1
+        guard appContainerOfScope != nil else { return try await resolve(provider, servingScope: nil) }
+        do {
+            var asked = 1
+            handingOver: while let handover = appContainer(resolving: provider.key, provider.scope) {
+                let value = try await handingOver { try await handover.app.resolve(provider, servingScope: self) }
+                switch afterHandover(provider.key, handover, asked: asked) {
+                case .sharesAppInstance: return value
+                case .buildsOwn: break handingOver
+                case .asksAgain: asked += 1
+                }
             }
+            return try await resolve(provider, servingScope: nil)
+        } catch {
+            state.withLock(releasingAfter: { $0.forgetLearned(provider.key, released: &$1) })
+            throw error
         }
-        return try await resolve(provider, servingScope: nil)
     }
 
     private func resolve<Value>(_ provider: AsyncProvider<Value>, servingScope: DependencyContainer?) async throws -> Value {
