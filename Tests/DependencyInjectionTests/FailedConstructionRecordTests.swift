@@ -62,6 +62,19 @@ extension DependencyContainer {
     subscript(frrSharedUser argument: CEArgument) -> Provider<CEObject> {
         shared(argument) { CEObject("user \(argument.id)", inner: self.frrX()) }
     }
+    /// App-wide: fails when built from the app's X, succeeds from a scope's.
+    var frrFailsWithAppX: AsyncProvider<CEObject> {
+        singleton {
+            let x = self.frrX()
+            await Task.yield()
+            if x.tag == "x" { throw CEFailure() }
+            return CEObject("k", inner: x)
+        }
+    }
+    /// App-wide: built from frrFailsWithAppX, or from nothing when it fails.
+    var frrOuter: AsyncProvider<CEObject> {
+        singleton { CEObject("outer", inner: try? await self.frrFailsWithAppX()) }
+    }
     /// App-wide family that uses frrX then fails.
     subscript(frrAppFailing argument: CEArgument) -> AsyncProvider<CEObject> {
         singleton(argument) {
@@ -187,6 +200,36 @@ extension DependencyContainer {
         // least sixteen: what is left of 200 is what came after the last sweep.
         #expect(learned <= 17, "scope learnedOwn keeps \(learned) keys")
         #expect(watch.alive <= 17, "\(watch.alive) arguments kept")
+    }
+
+    /// The app container's construction, handed over by a scope that overrides X, fails
+    /// from the app's X; the scope's own, from its X, succeeds. The scope learned, as the
+    /// app's construction ran, that it is built from what it overrides: it builds its own,
+    /// at once and every time, and never throws the app's failure.
+    @Test(arguments: ["scope", "scope of a scope"])
+    func aScopeBuildsItsOwnWhenTheAppsConstructionFailsFromTheAppsValues(kind: String) async throws {
+        let app = DependencyContainer()
+        let scope = DependencyContainer(scopeOf: app)
+        scope.override(\.frrX) { CEObject("scope x") }
+        let resolving = kind == "scope" ? scope : DependencyContainer(scopeOf: scope)
+        for _ in 0..<3 {
+            #expect(try await resolving.frrFailsWithAppX().inner?.tag == "scope x")
+        }
+        await #expect(throws: CEFailure.self) { _ = try await app.frrFailsWithAppX() }
+    }
+
+    /// The same, one level down: the app-wide `frrOuter` catches the failure of what it
+    /// uses. The scope's own `frrOuter` is built from the scope's own instance of it, not
+    /// from the app's failure; the app's, from its failure.
+    @Test func aScopesOwnInstanceIsNotBuiltFromTheAppsFailureOfWhatItUses() async throws {
+        let app = DependencyContainer()
+        let scope = DependencyContainer(scopeOf: app)
+        scope.override(\.frrX) { CEObject("scope x") }
+        let outer = try await scope.frrOuter()
+        #expect(outer.inner?.inner?.tag == "scope x")
+        let appOuter = try await app.frrOuter()
+        #expect(appOuter !== outer)
+        #expect(appOuter.inner == nil)
     }
 
     /// reset of the failing family, then override X: nothing else dropped, no crash.

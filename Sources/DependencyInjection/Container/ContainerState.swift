@@ -620,12 +620,12 @@ struct ContainerState {
         learnedOwn = []
     }
 
-    /// Forgets that this scope builds the app-wide `key` itself, after a construction of it
-    /// failed, releasing the key after unlocking. Learned per argument, the key of a
-    /// failure would stay, with its argument, until the scope's overrides change: a scope
-    /// that resolves many arguments of a family that fails would keep them all. The next
-    /// resolution of `key` learns it again, from the app container's construction it
-    /// hands over, or from the app container's record of uses.
+    /// Forgets that this scope builds the app-wide `key` itself, after its own construction
+    /// of it failed or its own shared instance of it died, releasing the key after
+    /// unlocking. Learned per argument, such keys would stay, with their arguments, until
+    /// the scope's overrides change: a scope that resolves many arguments of a family would
+    /// keep them all. The next resolution of `key` learns it again, from the app
+    /// container's construction it hands over, or from the app container's record of uses.
     mutating func forgetLearned(_ key: RegistrationKey, released: inout Released) {
         guard hasLearnedOwn, let removed = learnedOwn.remove(key) else { return }
         released.append(removed)

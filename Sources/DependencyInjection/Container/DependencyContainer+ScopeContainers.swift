@@ -216,6 +216,26 @@ extension DependencyContainer {
         }
     }
 
+    /// Whether this scope builds its own instance of the app-wide `key` after the app
+    /// container's construction of it, which the scope handed over, failed: when the
+    /// construction used something the scope overrides (the scope learned so as it ran,
+    /// ``noteServedUse(of:from:_:)``), it failed with the app's values of it, which the
+    /// scope's own construction does not use. A task that was cancelled stops instead, and
+    /// what a construction the scope handed over asks of it (`served`) is the app
+    /// container's, failure included.
+    ///
+    /// ```swift
+    /// } catch {
+    ///     guard buildsOwnAfterFailedHandover(provider.key, handover) else { throw error }
+    ///     return try await resolve(provider, servingScope: nil)
+    /// }
+    /// ```
+    func buildsOwnAfterFailedHandover(_ key: RegistrationKey, _ handover: Handover) -> Bool {
+        if case .served = handover.found { return false }
+        if Task.isCancelled { return false }
+        return state.withLock { $0.learnedOwn.contains(key) }
+    }
+
     /// What this scope does with the instance of `key` its app container handed over.
     ///
     /// It shares it when the app container still keeps an instance whose record of uses

@@ -124,25 +124,26 @@ extension DependencyContainer {
     /// built in a task of its own, which inherits this task's task-local values, so that
     /// cancelling one waiter does not cancel it for the others.
     ///
-    /// A failed construction teaches a scope nothing: what it learned to build itself from
-    /// the failed construction (``ContainerState/forgetLearned(_:released:)``) goes.
+    /// A scope whose app container's construction fails builds its own instead, when the
+    /// construction used something the scope overrides (``buildsOwnAfterFailedHandover(_:_:)``):
+    /// the failure may come from the app's values of it.
     func resolve<Value>(_ provider: AsyncProvider<Value>) async throws -> Value {
-        guard appContainerOfScope != nil else { return try await resolve(provider, servingScope: nil) }
-        do {
-            var asked = 1
-            handingOver: while let handover = appContainer(resolving: provider.key, provider.scope) {
-                let value = try await handingOver { try await handover.app.resolve(provider, servingScope: self) }
-                switch afterHandover(provider.key, handover, asked: asked) {
-                case .sharesAppInstance: return value
-                case .buildsOwn: break handingOver
-                case .asksAgain: asked += 1
-                }
+        var asked = 1
+        handingOver: while let handover = appContainer(resolving: provider.key, provider.scope) {
+            let value: Value
+            do {
+                value = try await handingOver { try await handover.app.resolve(provider, servingScope: self) }
+            } catch {
+                guard buildsOwnAfterFailedHandover(provider.key, handover) else { throw error }
+                break handingOver
             }
-            return try await resolve(provider, servingScope: nil)
-        } catch {
-            state.withLock(releasingAfter: { $0.forgetLearned(provider.key, released: &$1) })
-            throw error
+            switch afterHandover(provider.key, handover, asked: asked) {
+            case .sharesAppInstance: return value
+            case .buildsOwn: break handingOver
+            case .asksAgain: asked += 1
+            }
         }
+        return try await resolve(provider, servingScope: nil)
     }
 
     private func resolve<Value>(_ provider: AsyncProvider<Value>, servingScope: DependencyContainer?) async throws -> Value {
@@ -204,6 +205,10 @@ extension DependencyContainer {
                 let ended = self.complete(
                     resolution, outcome, scope: provider.scope, overriddenHere: resolution.overriddenHere, teardown: teardown,
                     released: &released)
+                if case .failure = outcome, self.isScope {
+                    // A failed construction teaches a scope nothing: it learns again next time.
+                    self.state.withLock { $0.forgetLearned(resolution.key, released: &released) }
+                }
                 return (ended, outcome, released)
             }
             Task { await construction.run() }
