@@ -27,11 +27,13 @@ final class FREHolder: @unchecked Sendable {
 }
 
 extension DependencyContainer {
-    /// Passes the gate stored under "fre.gate", if any, then makes a value.
+    /// Passes the gate stored under "fre.gate", if any, then makes a value named by
+    /// "fre.name", or "gated".
     var freGated: Provider<FREValue> {
         factory {
+            let name = (self.getValue(forKey: "fre.name") as String?) ?? "gated"
             (self.getValue(forKey: "fre.gate") as CRAGate?)?.pass()
-            return FREValue("gated")
+            return FREValue(name)
         }
     }
     /// A singleton built from the property of the holder stored under "fre.holder".
@@ -88,5 +90,58 @@ extension DependencyContainer {
         if let result, result.exitStatus != .exitCode(0) {
             Issue.record("child process said: \(String(decoding: result.standardErrorContent, as: UTF8.self).prefix(600))")
         }
+    }
+
+    /// How a change reaches a first read in progress, whose value goes to the reader that
+    /// started it (and to those that waited for it before the change) but is not kept.
+    enum Change: String, CaseIterable { case switchContainer, reset }
+
+    /// Thread A reads the property first, and waits at the gate; thread B reads it and
+    /// waits for A. Then the property changes: switched to another container, or reset. A
+    /// read that starts after the change resolves anew, as the change promises ("the next
+    /// access resolves from the new container"), without waiting for A's, which resolves
+    /// from before the change: A and B get the value from before, the later read and every
+    /// read after it the value from after.
+    @Test(arguments: Change.allCases)
+    func aReadThatStartsAfterAChangeResolvesAnewWithoutWaitingForTheOutdatedOne(change: Change) async {
+        let seen = Collected<String>()
+        let ended = await finishesWithoutHangingOffThePool {
+            let first = DependencyContainer()
+            let gate = CRAGate()
+            first.setValue(gate, forKey: "fre.gate")
+            first.setValue("before", forKey: "fre.name")
+            let holder = FREHolder(container: first)
+            let done = DispatchGroup()
+            for reader in ["A", "B"] {
+                done.enter()
+                Thread {
+                    seen.append("\(reader): \(holder.gated.name)")
+                    done.leave()
+                }.start()
+                if reader == "A" { gate.entered.wait() }
+            }
+            while !holder.$gated.storage.isAwaited { sched_yield() }
+            switch change {
+            case .switchContainer:
+                let second = DependencyContainer()
+                second.setValue("after", forKey: "fre.name")
+                holder.$gated.container = second
+            case .reset:
+                holder.$gated.reset()
+                first.removeValue(forKey: "fre.gate")
+                first.setValue("after", forKey: "fre.name")
+            }
+            // Before A's read ends: A waits at the gate until the later read is done, or
+            // hung waiting for A.
+            if !finishesWithoutHanging({ seen.append("later: \(holder.gated.name)") }) {
+                seen.append("the later read waited for the outdated one")
+            }
+            gate.open()
+            done.wait()
+            seen.append("then: \(holder.gated.name)")
+        }
+        #expect(ended, "a read hung")
+        #expect(seen.values.first == "later: after")
+        #expect(seen.values.sorted() == ["A: before", "B: before", "later: after", "then: after"])
     }
 }

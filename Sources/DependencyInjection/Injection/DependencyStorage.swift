@@ -382,7 +382,9 @@ final class DependencyStorage: @unchecked Sendable {
         }
         if let frame = detailed.resolvingFrame {
             if frame.owner == owner { return .cycle(frame) }
-            return .wait(detailed.construction(awaitedFrom: frame))
+            // A read that a change outdated resolves from the container the property held
+            // then: this one, which starts after the change, resolves anew.
+            if !detailed.isOutdated { return .wait(detailed.construction(awaitedFrom: frame)) }
         }
         guard let container = detailed.container else { return .released }
         let frame = makeFrame(
@@ -399,7 +401,7 @@ final class DependencyStorage: @unchecked Sendable {
     @inline(never)
     private func end(_ frame: Frame, publishing box: AnyBox) -> (AnyObject?, InFlight?) {
         let detailed = unsafeDowncast(state, to: PropertyState.self)
-        let (outdated, waiting) = detailed.end()
+        let (outdated, waiting) = detailed.end(frame)
         if !outdated { retire(swapPublished(box)) }
         return (frame, waiting)
     }

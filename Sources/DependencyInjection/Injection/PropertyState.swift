@@ -12,7 +12,7 @@
 /// ```swift
 /// let state = PropertyState(weaklyHolding: container)
 /// state.begin(frame)                      // first resolution
-/// let (outdated, waiting) = state.end()   // publish unless outdated; wake `waiting`
+/// let (outdated, waiting) = state.end(frame)   // publish unless outdated; wake `waiting`
 /// ```
 final class PropertyState {
     /// The container, held strongly, or nil when it is held weakly (below).
@@ -25,9 +25,15 @@ final class PropertyState {
     private(set) var resolvingFrame: Frame?
     /// Whether a reset, a set or a container switch happened while ``resolvingFrame`` ran:
     /// what it resolves is then handed to its reader and waiters, and not published.
-    private var isOutdated = false
+    private(set) var isOutdated = false
     /// What other owners wait on while the resolution runs; made by the first of them.
     private var waited: InFlight?
+    /// Resolutions outdated by a change, which a read that started after the change
+    /// replaced as ``resolvingFrame``: that read resolves from the container the property
+    /// holds now, as the change promised, rather than wait for one that resolves from the
+    /// old. Each still ends, and hands what it resolved to the owners that waited for it
+    /// before the change.
+    private var outdatedResolutions: [(frame: Frame, waited: InFlight?)] = []
     /// Replaced boxes, kept while a lock-free reader may still read them.
     var retired: [AnyBox] = []
     /// The container a first read was looking at without the lock when this state replaced
@@ -49,16 +55,28 @@ final class PropertyState {
     /// The container the property resolves from, or nil if it was held weakly and is gone.
     var container: DependencyContainer? { strongContainer ?? weakContainer }
 
-    /// Records that `frame` resolves the property now.
+    /// Records that `frame` resolves the property now; a resolution in progress, which a
+    /// change outdated, goes on beside it.
     func begin(_ frame: Frame) {
+        if let running = resolvingFrame {
+            precondition(isOutdated, "a read began beside a resolution it should wait for")
+            outdatedResolutions.append((running, waited))
+            waited = nil
+        }
         (resolvingFrame, isOutdated) = (frame, false)
     }
 
-    /// Ends the resolution in progress: whether it was outdated, and what its waiters wait
-    /// on. The frame and the record go to the caller, to be released outside the lock.
-    func end() -> (outdated: Bool, waiting: InFlight?) {
-        defer { (resolvingFrame, waited) = (nil, nil) }
-        return (isOutdated, waited)
+    /// Ends the resolution `frame` runs: whether it was outdated, and what its waiters wait
+    /// on. The record goes to the caller, which holds the frame, to be released outside
+    /// the lock.
+    func end(_ frame: Frame) -> (outdated: Bool, waiting: InFlight?) {
+        guard frame !== resolvingFrame else {
+            defer { (resolvingFrame, waited) = (nil, nil) }
+            return (isOutdated, waited)
+        }
+        let index = outdatedResolutions.firstIndex { $0.frame === frame }
+        precondition(index != nil, "a first read ended that the property did not know")
+        return (true, outdatedResolutions.remove(at: index!).waited)
     }
 
     /// Whether another owner waits for the resolution in progress.
