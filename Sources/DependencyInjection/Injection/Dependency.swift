@@ -217,6 +217,10 @@ public struct Dependency<Value> {
     /// ```swift
     /// viewModel.$loader.container = .mocks
     /// ```
+    ///
+    /// A first read that another thread started before, from the old container, ends with
+    /// the old container's value: its reader gets it, and the property does not keep it.
+    /// An access that starts after the switch does not wait for that read.
     public var container: DependencyContainer {
         get { storage.resolvingContainer(declaredAt: words.site) }
         nonmutating set { storage.switchContainer(to: newValue) }
@@ -232,7 +236,9 @@ public struct Dependency<Value> {
     /// model.$token.reset()   // the next read sees "new-token"
     /// ```
     ///
-    /// A value set through ``wrappedValue`` is dropped too.
+    /// A value set through ``wrappedValue`` is dropped too. As after a container switch,
+    /// a first read already running ends for its own reader, and the next access resolves
+    /// again without waiting for it.
     public func reset() {
         storage.replace(with: nil)
     }
