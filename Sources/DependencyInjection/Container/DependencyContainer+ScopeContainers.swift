@@ -220,9 +220,14 @@ extension DependencyContainer {
     /// container's construction of it, which the scope handed over, failed: when the
     /// construction used something the scope overrides (the scope learned so as it ran,
     /// ``noteServedUse(of:from:_:)``), it failed with the app's values of it, which the
-    /// scope's own construction does not use. A task that was cancelled stops instead, and
-    /// what a construction the scope handed over asks of it (`served`) is the app
-    /// container's, failure included.
+    /// scope's own construction does not use. What a construction the scope handed over
+    /// asks of it (`served`) is the app container's, failure included. A task that was
+    /// cancelled stops instead, and the scope forgets what it learned from the failed
+    /// construction, as its own failure makes it forget: a scope that resolves many
+    /// arguments, in tasks cancelled while they wait, would keep them all.
+    ///
+    /// It knows only what it learned: a scope that waited for a construction another scope,
+    /// or the app container itself, started, learned nothing from it, and so does not.
     ///
     /// ```swift
     /// } catch {
@@ -232,8 +237,12 @@ extension DependencyContainer {
     /// ```
     func buildsOwnAfterFailedHandover(_ key: RegistrationKey, _ handover: Handover) -> Bool {
         if case .served = handover.found { return false }
-        if Task.isCancelled { return false }
-        return state.withLock { $0.learnedOwn.contains(key) }
+        let isCancelled = Task.isCancelled
+        return state.withLock(releasingAfter: { state, released in
+            guard state.hasLearnedOwn, state.learnedOwn.contains(key) else { return false }
+            if isCancelled { state.forgetLearned(key, released: &released) }
+            return !isCancelled
+        })
     }
 
     /// What this scope does with the instance of `key` its app container handed over.
