@@ -169,6 +169,9 @@ struct ContainerState {
     /// instances the scope built from them. Otherwise the constructions still in flight
     /// that resolved the instance are dropped too: they hold a copy nobody keeps.
     ///
+    /// A scope forgets that it builds the key of a construction that failed
+    /// (``forgetLearned(_:released:)``).
+    ///
     /// Returns the room where others wait for the construction, if any waited: no one can
     /// find the construction here any longer, so the caller opens it after unlocking.
     mutating func complete(
@@ -181,6 +184,8 @@ struct ContainerState {
         let key = construction.key
         guard !construction.isDropped, let object else {
             if !weakly { forgetUses(ofUnkept: key, released: &released) }
+            // A scope's failed construction teaches it nothing: it learns again next time.
+            if object == nil { forgetLearned(key, released: &released) }
             return room
         }
         if let installed, !builtOwn(key, fromAnyOf: installed) {

@@ -205,10 +205,6 @@ extension DependencyContainer {
                 let ended = self.complete(
                     resolution, outcome, scope: provider.scope, overriddenHere: resolution.overriddenHere, teardown: teardown,
                     released: &released)
-                if case .failure = outcome, self.isScope {
-                    // A failed construction teaches a scope nothing: it learns again next time.
-                    self.state.withLock { $0.forgetLearned(resolution.key, released: &released) }
-                }
                 return (ended, outcome, released)
             }
             Task { await construction.run() }
