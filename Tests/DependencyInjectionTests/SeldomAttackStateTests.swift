@@ -348,7 +348,13 @@ extension DependencyContainer {
             case "override": container.override(\.tableAttackSharedTokenUser) { t in SAPart("o", argument: t.id) }
             case "familyReset": container.reset(\.tableAttackSharedTokenUser)
             case "reset": container.reset()
-            default: container.shutdown()
+            default:
+                // A shared instance still held is its holder's: shutdown keeps it filed, with
+                // its argument, and forgets both once the holder has let go.
+                container.shutdown()
+                #expect(released.count == 0, "shutdown forgot a shared instance still held")
+                held = nil
+                container.shutdown()
             }
             #expect(released.count == 1, "the container still holds a dropped shared family argument (\(drop))")
             withExtendedLifetime(held) {}

@@ -39,6 +39,25 @@ extension DependencyContainer {
     }
 }
 
+extension DependencyContainer {
+    /// A shared instance built from another registration.
+    var sharedFeedLoader: Provider<RemoteFeedLoader> { shared { RemoteFeedLoader(client: self.httpClient()) } }
+}
+
+/// A shared instance whose `deinit` resolves from the container that built it: released
+/// under that container's lock, it would wait for the lock its own thread holds.
+final class ResolvingWhenReleased: Sendable {
+    weak let container: DependencyContainer?
+    init(container: DependencyContainer) { self.container = container }
+    deinit { _ = container?.imageCache() }
+}
+
+extension DependencyContainer {
+    var sharedResolvingWhenReleased: Provider<ResolvingWhenReleased> {
+        shared { ResolvingWhenReleased(container: self) }
+    }
+}
+
 final class LazyDatabaseUser: Sendable {
     unowned let container: DependencyContainer
     init(container: DependencyContainer) { self.container = container }
@@ -123,5 +142,94 @@ final class LazyDatabaseUser: Sendable {
         #expect(builds.count == 0)
         child.shutdown()
         #expect(child.instanceIfBuilt(\.mailDatabase) == nil)
+    }
+
+    // MARK: - Shared instances belong to their holders
+
+    /// Shutdown tears down what the container keeps: a shared instance is its holders',
+    /// so one still held is served again, not built a second time.
+    @Test func aSharedInstanceStillHeldIsServedAgainAfterShutdown() {
+        let container = DependencyContainer()
+        let builds = container.counter("imageCache")
+        let held = container.imageCache()
+        container.shutdown()
+        #expect(container.instanceIfBuilt(\.imageCache) === held)
+        #expect(container.imageCache() === held, "shutdown made a second live instance")
+        #expect(builds.count == 1)
+        withExtendedLifetime(held) {}
+    }
+
+    /// The same in the app container of a scope, which keeps the scope's shared instances.
+    @Test func aSharedInstanceAScopeHoldsIsServedAgainAfterTheAppShutsDown() {
+        let app = DependencyContainer()
+        let request = DependencyContainer(scopeOf: app)
+        let held = request.imageCache()
+        request.shutdown()
+        app.shutdown()
+        #expect(request.imageCache() === held)
+        #expect(app.imageCache() === held, "the app's shutdown made a second live instance")
+        withExtendedLifetime(held) {}
+    }
+
+    /// A shared instance with an argument stays filed under its argument: served again,
+    /// and dropped by a change of its whole provider family.
+    @Test func aSharedInstanceOfAnArgumentStillHeldStaysFiledAfterShutdown() {
+        let container = DependencyContainer()
+        let thumbnails = container[thumbnails: 64]()
+        let argument = ComboArg(1)
+        let held = container.comboSharedFamily(argument)
+        container.shutdown()
+        #expect(container[thumbnails: 64]() === thumbnails)
+        #expect(container.comboSharedFamily(argument) === held)
+        container.override(\.comboSharedFamily) { _ in ComboObj("stub") }
+        #expect(container.comboSharedFamily(argument).tag == "stub", "a family override served the instance it replaced")
+        withExtendedLifetime((thumbnails, held)) {}
+    }
+
+    /// A shared instance still held after shutdown keeps its record of uses: overriding
+    /// what it was built from drops it, so the next resolution builds from the override.
+    @Test func aSharedInstanceStillHeldAfterShutdownIsDroppedByAChangeOfWhatItUsed() {
+        let container = DependencyContainer()
+        let held = container.sharedFeedLoader()
+        container.shutdown()
+        container.override(\.httpClient) { StubHTTPClient() }
+        let next = container.sharedFeedLoader()
+        #expect(next !== held, "a change of what the shared instance was built from served it")
+        #expect(next.client is StubHTTPClient)
+        withExtendedLifetime(held) {}
+    }
+
+    /// One that died is forgotten: the next resolution builds a new one.
+    @Test func aSharedInstanceThatDiedIsBuiltAnewAfterShutdown() {
+        let container = DependencyContainer()
+        let builds = container.counter("imageCache")
+        weak var first: ImageCache?
+        do {
+            let held = container.imageCache()
+            first = held
+        }
+        #expect(first == nil)
+        container.shutdown()
+        _ = container.imageCache()
+        #expect(builds.count == 2)
+    }
+
+    /// Shutdowns race threads that resolve a shared instance and let it go, whose `deinit`
+    /// resolves from the container: the look that finds a shared instance alive never lets
+    /// it go under the lock, and a holder that keeps one across a shutdown gets it again.
+    @Test func shutdownsRacingHoldersOfASharedInstanceReleaseNothingUnderTheLock() async {
+        let container = DependencyContainer()
+        let ok = await concurrentlyOffThePool(threads: 4) { index in
+            for _ in 0..<500 {
+                if index < 2 {
+                    container.shutdown()
+                } else {
+                    let held = container.sharedResolvingWhenReleased()
+                    container.shutdown()
+                    precondition(container.sharedResolvingWhenReleased() === held, "a second live instance")
+                }
+            }
+        }
+        #expect(ok)
     }
 }

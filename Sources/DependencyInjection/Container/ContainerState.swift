@@ -689,6 +689,13 @@ struct ContainerState {
     /// what a scope learned to build itself.
     private mutating func sweepDeadSharedInstances(released: inout Released) {
         guard sharedInstances.count > sweepThreshold else { return }
+        forgetDeadSharedInstances(released: &released)
+    }
+
+    /// Unfiles every shared instance that died, with its argument and what a scope learned
+    /// of it, and names its uses by its family; the live ones stay, retained in `released`
+    /// by the look that found them alive, so that none is released under the lock.
+    mutating func forgetDeadSharedInstances(released: inout Released) {
         var dead: [RegistrationKey] = []
         sharedInstances = sharedInstances.filter { key, reference in
             guard let object = reference.object else {

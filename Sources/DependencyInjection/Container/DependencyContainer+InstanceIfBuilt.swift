@@ -22,8 +22,9 @@ extension DependencyContainer {
     /// It is the singleton this container built, from the registration or an override, or
     /// the live instance of a `shared` registration; `nil` for a factory or a graph
     /// registration, whose instances the container never keeps, for an instance still being
-    /// built (it does not wait), and after ``reset()`` or
-    /// ``shutdown(fileID:filePath:line:column:)``. A parent's instances are not this
+    /// built (it does not wait), and after ``reset()``; after
+    /// ``shutdown(fileID:filePath:line:column:)`` too, but for a shared instance that
+    /// something still holds, which is its holders' and stays. A parent's instances are not this
     /// container's, as for resolution, except in a scope (``init(scopeOf:)``): it answers
     /// with its app container's instance of an app-wide registration it shares. It is not a
     /// resolution: it is not traced,

@@ -31,6 +31,9 @@ extension DependencyContainer {
     /// and a teardown or a `deinit` may use the container, where it builds anew. A later
     /// resolution builds anew too, and a later shutdown tears that down.
     ///
+    /// A `shared` instance is not the container's: one that something still holds stays, and
+    /// the next resolution serves it rather than building a second one.
+    ///
     /// Unlike ``reset()``, shutdown keeps the overrides and the stored values: a container
     /// configured with stubs is never left serving live services. A singleton still being
     /// built when shutdown starts is kept when it is done, for a later shutdown, even if
@@ -134,12 +137,19 @@ extension ContainerState {
     /// instances: a later construction of one of their keys that keeps nothing forgets
     /// what it used, and must not take their record with it. The constructions in flight
     /// keep their record under their own keys.
+    ///
+    /// A shared instance is not the container's to drop: it belongs to whoever still holds
+    /// it. One that is alive stays filed, with its argument and its record of uses, so that
+    /// the next resolution serves it rather than a second live instance, and a change of
+    /// what it was built from still drops it; the dead ones are forgotten.
     mutating func shutDown(released: inout Released) -> [PendingTeardown] {
+        if seldom?.sharedInstances.isEmpty == false { forgetDeadSharedInstances(released: &released) }
+        let liveShared = Set(sharedInstances.keys)
         if !dependents.isEmpty {
             let running = Set(building.keys)
             var gone = Set<RegistrationKey>()
             for users in dependents.allUsers {
-                for user in users where !running.contains(user) {
+                for user in users where !running.contains(user) && !liveShared.contains(user) {
                     gone.insert(user)
                 }
             }
@@ -149,12 +159,15 @@ extension ContainerState {
             }
         }
         singletons.removeAll(into: &released)
-        released.append(sharedInstances)
         released.append(teardowns)
-        released.append(arguments)
         drops &+= 1
         guard let seldom else { return [] }
-        (seldom.sharedInstances, seldom.arguments) = ([:], [:])
+        let arguments = seldom.arguments
+        released.append(arguments)
+        seldom.arguments = liveShared.isEmpty ? [:] : arguments.compactMapValues { keys in
+            let kept = keys.intersection(liveShared)
+            return kept.isEmpty ? nil : kept
+        }
         defer { seldom.teardowns = [:] }
         return seldom.teardowns.values.sorted { $0.order > $1.order }.map(\.teardown)
     }
