@@ -39,9 +39,19 @@ extension DependencyContainer {
     }
 }
 
+/// Holds a reader of the database, which holds the database.
+final class MailIndex: Sendable {
+    let reader: MailDatabaseUser
+    init(reader: MailDatabaseUser) { self.reader = reader }
+}
+
 extension DependencyContainer {
     /// A shared instance built from another registration.
     var sharedFeedLoader: Provider<RemoteFeedLoader> { shared { RemoteFeedLoader(client: self.httpClient()) } }
+    /// A shared instance built from a singleton that shutdown tears down.
+    var sharedMailReader: Provider<MailDatabaseUser> { shared { MailDatabaseUser(database: self.mailDatabase()) } }
+    /// A shared instance built from that one.
+    var sharedMailIndex: Provider<MailIndex> { shared { MailIndex(reader: self.sharedMailReader()) } }
 }
 
 /// A shared instance whose `deinit` resolves from the container that built it: released
@@ -231,5 +241,24 @@ final class LazyDatabaseUser: Sendable {
             }
         }
         #expect(ok)
+    }
+
+    /// A shared instance still held that was built from a singleton shutdown tears down
+    /// holds what was torn down: the container forgets it, and the next resolution builds
+    /// one from the singleton built anew, which what is built later shares.
+    @Test func aSharedInstanceBuiltFromATornDownSingletonIsBuiltAnewAfterShutdown() {
+        let container = DependencyContainer()
+        let held = container.sharedMailReader()
+        let index = container.sharedMailIndex()
+        container.shutdown()
+        #expect(held.database.closeCount == 1)
+        let reader = container.sharedMailReader()
+        #expect(reader !== held, "a shared instance built from a torn-down singleton was served after shutdown")
+        #expect(reader.database.closeCount == 0)
+        #expect(reader.database === container.mailDatabase(), "two databases after shutdown")
+        let nextIndex = container.sharedMailIndex()
+        #expect(nextIndex !== index, "a shared instance built through another from a torn-down singleton was served")
+        #expect(nextIndex.reader === reader)
+        withExtendedLifetime((held, index)) {}
     }
 }

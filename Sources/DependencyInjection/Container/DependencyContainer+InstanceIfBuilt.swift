@@ -24,7 +24,8 @@ extension DependencyContainer {
     /// registration, whose instances the container never keeps, for an instance still being
     /// built (it does not wait), and after ``reset()``; after
     /// ``shutdown(fileID:filePath:line:column:)`` too, but for a shared instance that
-    /// something still holds, which is its holders' and stays. A parent's instances are not this
+    /// something still holds and that was not built from what the shutdown tore down, which
+    /// is its holders' and stays. A parent's instances are not this
     /// container's, as for resolution, except in a scope (``init(scopeOf:)``): it answers
     /// with its app container's instance of an app-wide registration it shares. It is not a
     /// resolution: it is not traced,

@@ -32,7 +32,9 @@ extension DependencyContainer {
     /// resolution builds anew too, and a later shutdown tears that down.
     ///
     /// A `shared` instance is not the container's: one that something still holds stays, and
-    /// the next resolution serves it rather than building a second one.
+    /// the next resolution serves it rather than building a second one, unless it was built
+    /// from what shutdown tears down (a singleton, directly or through other instances):
+    /// that one holds what was torn down, and the next resolution builds anew.
     ///
     /// Unlike ``reset()``, shutdown keeps the overrides and the stored values: a container
     /// configured with stubs is never left serving live services. A singleton still being
@@ -141,10 +143,18 @@ extension ContainerState {
     /// A shared instance is not the container's to drop: it belongs to whoever still holds
     /// it. One that is alive stays filed, with its argument and its record of uses, so that
     /// the next resolution serves it rather than a second live instance, and a change of
-    /// what it was built from still drops it; the dead ones are forgotten.
+    /// what it was built from still drops it; the dead ones are forgotten. So is one built,
+    /// directly or through others, from an instance this shutdown drops: it holds what
+    /// was torn down, and the next resolution builds anew from what replaces it, as after
+    /// an override.
     mutating func shutDown(released: inout Released) -> [PendingTeardown] {
         if seldom?.sharedInstances.isEmpty == false { forgetDeadSharedInstances(released: &released) }
-        let liveShared = Set(sharedInstances.keys)
+        var liveShared = Set(sharedInstances.keys)
+        if !liveShared.isEmpty, !dependents.isEmpty {
+            let stale = liveShared.intersection(keysBuilt(fromAnyOf: singletons.cachedKeys))
+            for key in stale { released.keep(sharedInstances.removeValue(forKey: key)) }
+            liveShared.subtract(stale)
+        }
         if !dependents.isEmpty {
             let running = Set(building.keys)
             var gone = Set<RegistrationKey>()
