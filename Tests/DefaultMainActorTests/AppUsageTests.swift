@@ -521,6 +521,59 @@ final class UsageBuilds {
     }
 }
 
+// MARK: - A session's model that keeps an async provider and a provider family
+
+/// A mailbox opened asynchronously, once per app; a thread per subject.
+final class UsageMailbox {
+    init() {}
+}
+
+final class UsageThread {
+    let subject: String
+    init(subject: String) { self.subject = subject }
+}
+
+/// A session's inbox: awaits the mailbox and opens threads where it needs them.
+@Observable final class UsageInboxModel {
+    @ObservationIgnored @Dependency(\.usageMailbox) var mailbox
+    @ObservationIgnored @Dependency(\.usageThreads) var threads
+    var opened: [String] = []
+    init() {}
+    func open(_ subject: String) {
+        opened.append(threads(subject).subject)
+    }
+}
+
+extension DependencyContainer {
+    var usageMailbox: AsyncProvider<UsageMailbox> { singleton { @MainActor in UsageMailbox() } }
+    var usageThreads: ProviderFamily<String, UsageThread> { singleton { @MainActor in UsageThread(subject: $0) } }
+    var usageInbox: Provider<UsageInboxModel> { scoped { @MainActor in UsageInboxModel() } }
+}
+
+@Suite(.dependencies) struct AppUsageSessionProvidersTests {
+    /// The session keeps its inbox, whose properties publish providers: after sign-out
+    /// the session and the inbox go, and the app keeps its mailbox.
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    @Test func aSessionsInboxThatKeepsProvidersGoesWithTheSession() async throws {
+        let app = DependencyContainer.main
+        weak var weakSession: DependencyContainer?
+        weak var weakInbox: UsageInboxModel?
+        do {
+            let session = DependencyContainer(scopeOf: app)
+            weakSession = session
+            let inbox = session.usageInbox()
+            weakInbox = inbox
+            inbox.open("welcome")
+            #expect(inbox.opened == ["welcome"])
+            #expect(inbox.threads("welcome") === app.usageThreads("welcome"))
+            #expect(try await inbox.mailbox() === app.usageMailbox())
+        }
+        #expect(weakSession == nil, "the session outlived sign-out")
+        #expect(weakInbox == nil, "the inbox outlived sign-out")
+        #expect(app.instanceIfBuilt(\.usageMailbox) != nil)
+    }
+}
+
 // MARK: - Suite init inside the test's world; per-property container switch
 
 final class UsageInitMark {

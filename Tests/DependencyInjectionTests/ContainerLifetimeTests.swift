@@ -24,16 +24,8 @@ final class AsyncDatabaseUser: @unchecked Sendable {
     init() {}
 }
 
-/// A singleton that injects a provider family, to resolve one argument where it needs it.
-final class SessionDirectory: @unchecked Sendable {
-    @Dependency(\.sessions) var sessions
-    init() {}
-}
-
 extension DependencyContainer {
     var asyncDatabaseUser: Provider<AsyncDatabaseUser> { singleton { AsyncDatabaseUser() } }
-    var sessions: ProviderFamily<String, UserSession> { singleton { (id: String) in UserSession(id: id) } }
-    var sessionDirectory: Provider<SessionDirectory> { singleton { SessionDirectory() } }
 }
 
 /// A container and what it cached go away with the last reference to the container,
@@ -80,40 +72,6 @@ extension DependencyContainer {
         }
         let output = standardError(of: result)
         #expect(output.contains("released"), "\(output)")
-    }
-
-    /// A property over an async provider publishes the provider, which holds its container
-    /// strongly, and so does the registration's closure in it: the property of an instance
-    /// the container keeps then keeps the container, and the two are never freed. Known
-    /// issue: when it is fixed, this test fails, and the `withKnownIssue` goes.
-    @Test func aSingletonsPropertyOverAnAsyncProviderKeepsItsContainerAlive() {
-        weak var released: DependencyContainer?
-        do {
-            let container = DependencyContainer()
-            released = container
-            _ = container.asyncDatabaseUser().database
-        }
-        withKnownIssue("a cached instance's @Dependency over an AsyncProvider keeps its container") {
-            #expect(released == nil, "the container was kept alive by its own singleton's async provider")
-        }
-        // Broken by hand, so that the test leaves nothing behind.
-        released?.reset()
-        #expect(released == nil)
-    }
-
-    /// The same with a property over a provider family. Known issue, as above.
-    @Test func aSingletonsPropertyOverAProviderFamilyKeepsItsContainerAlive() {
-        weak var released: DependencyContainer?
-        do {
-            let container = DependencyContainer()
-            released = container
-            _ = container.sessionDirectory().sessions
-        }
-        withKnownIssue("a cached instance's @Dependency over a ProviderFamily keeps its container") {
-            #expect(released == nil, "the container was kept alive by its own singleton's provider family")
-        }
-        released?.reset()
-        #expect(released == nil)
     }
 
     /// Unread, the same property holds nothing but its container, weakly.

@@ -51,7 +51,7 @@ extension DependencyContainer {
         #expect(provider.key.file.description == "Module/Place.swift")
         #expect(container.nonASCIIName.key == container.nonASCIIName.key)
         #expect(container.oneScalarName.key != container.nonASCIIName.key)
-        let member = { (argument: Int) in Provider(member: container.namedFamily, argument) }
+        let member = { (argument: Int) in container.namedFamily[argument] }
         #expect(member(3).key == member(3).key)
         #expect(member(3).key != member(4).key)
         #expect(member(3).key.registration == container.namedFamily.key)

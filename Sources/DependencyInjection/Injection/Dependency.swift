@@ -21,13 +21,15 @@
 ///
 /// A container never keeps itself alive through what it caches: when the owning object is
 /// a singleton the container is building, or is created while a property of such an
-/// object is first resolved, the property holds the container weakly. Reading it for the
-/// first time after the container is gone stops with a message; so does a first read in the
-/// owning object's `deinit` when the container releases it, unless the container is ended
-/// with ``DependencyContainer/shutdown(fileID:filePath:line:column:)``, which releases what
-/// it kept while it lives. Reading the property from
-/// many threads at once is safe: the dependency is resolved once and every reader sees
-/// the same value.
+/// object is first resolved, the property holds the container weakly. So does the provider
+/// such a property keeps when it injects an ``AsyncProvider`` or a ``ProviderFamily``,
+/// which reads the registration anew on each call. Reading the property for the first
+/// time after the container is gone, or calling that provider then, stops with a message;
+/// so does a first read in the owning object's `deinit` when the container releases it,
+/// unless the container is ended with
+/// ``DependencyContainer/shutdown(fileID:filePath:line:column:)``, which releases what it
+/// kept while it lives. Reading the property from many threads at once is safe: the
+/// dependency is resolved once and every reader sees the same value.
 ///
 /// A class whose only mutable state is `@Dependency` properties may be declared
 /// `@unchecked Sendable`: the wrapper's storage is guarded by its own lock. (Swift
@@ -168,14 +170,23 @@ public struct Dependency<Value> {
 
     /// Reads the plain property at `keyPath` in `container` into a box, unless `step` is a
     /// look: a plain property's getter is its construction, which a look does not run.
+    /// A property whose owner the container keeps publishes a provider it reads linked
+    /// (``PropertyLink``), so that the provider does not keep the container.
     @inlinable
     static func resolve(
         valueAt keyPath: KeyPath<DependencyContainer, Value>, in container: DependencyContainer,
         _ step: inout DependencyStorage.FirstReadStep
     ) -> AnyBox? {
-        if step == .look { return nil }
-        step = .built
-        return Box(container[keyPath: keyPath])
+        switch step {
+        case .look:
+            return nil
+        case .resolveForKeptOwner:
+            step = .built
+            return Box(PropertyLink.published(container[keyPath: keyPath], at: keyPath, in: container))
+        default:
+            step = .built
+            return Box(container[keyPath: keyPath])
+        }
     }
 
     /// The dependency, resolved on first access.

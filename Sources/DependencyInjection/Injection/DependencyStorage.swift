@@ -186,6 +186,10 @@ final class DependencyStorage: @unchecked Sendable {
         case look
         /// Resolve, building if needed: the property's frame is running.
         case resolve
+        /// Resolve, as above, for a property whose container keeps its owner, and which
+        /// holds the container weakly: what it publishes must not hold the container
+        /// either (``PropertyLink``).
+        case resolveForKeptOwner
         /// Resolved: the container kept the instance.
         case foundKept
         /// Resolved: something was built.
@@ -327,7 +331,7 @@ final class DependencyStorage: @unchecked Sendable {
             return Unmanaged.passRetained(construction.wait(as: owner, innermost: enclosing))
         case .resolve(let frame, let container):
             // No cycle check: this frame is new, and no frame of this property is running.
-            var step = FirstReadStep.resolve
+            var step: FirstReadStep = frame._withUnsafeGuaranteedRef { $0.keepsResult } ? .resolveForKeptOwner : .resolve
             let box = frame._withUnsafeGuaranteedRef {
                 $0.bind { getter.resolve(in: container.takeUnretainedValue(), &step, projecting: resolve)! }
             }

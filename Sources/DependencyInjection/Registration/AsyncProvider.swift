@@ -30,14 +30,26 @@
 /// take an `async` closure, and replace them in tests with
 /// ``DependencyContainer/override(_:_:)-(KeyPath<DependencyContainer,AsyncProvider<Value>>,_)``.
 public struct AsyncProvider<Value> {
-    @usableFromInline let container: DependencyContainer
+    /// Where the provider resolves: the container and closure of its registration, or
+    /// the link of a property that published it.
+    @usableFromInline let origin: Origin
     @usableFromInline let key: RegistrationKey
     @usableFromInline let name: StaticString
     @usableFromInline let scope: DependencyScope
-    @usableFromInline let make: @Sendable () async throws -> Value
     /// What shutdown runs for the instance, set by `onShutdown` on a singleton (a `let`,
     /// as in ``Provider``).
     @usableFromInline let teardown: (@Sendable (Value) async -> Void)?
+
+    /// Where an async provider resolves.
+    @usableFromInline
+    enum Origin: Sendable {
+        /// A registration's provider: the container that made it, and its closure.
+        case registration(DependencyContainer, make: @Sendable () async throws -> Value)
+        /// A provider that a `@Dependency` property of an instance its container keeps
+        /// published: it holds neither the container nor the closure, which captures the
+        /// container, and reads the registration anew on every call (``PropertyLink``).
+        case property(PropertyLink)
+    }
 
     /// A provider declared at a call site of `factory`, `singleton`, `shared` or `graph`.
     @inlinable
@@ -46,19 +58,31 @@ public struct AsyncProvider<Value> {
         _ name: StaticString, _ fileID: StaticString, _ line: UInt, _ column: UInt,
         _ make: @escaping @Sendable () async throws -> Value
     ) {
-        self.container = container
+        self.origin = .registration(container, make: make)
         self.key = RegistrationKey(file: fileID, line: line, column: column, type: Value.self, argument: argument)
         self.name = name
         self.scope = scope
-        self.make = make
         self.teardown = nil
     }
 
     /// `provider` with `teardown`.
     @inlinable
-    init(_ provider: AsyncProvider<Value>, teardown: @escaping @Sendable (Value) async -> Void) {
-        (container, key, name, scope, make) = (provider.container, provider.key, provider.name, provider.scope, provider.make)
+    init(_ provider: AsyncProvider<Value>, teardown: (@Sendable (Value) async -> Void)?) {
+        (origin, key, name, scope) = (provider.origin, provider.key, provider.name, provider.scope)
         self.teardown = teardown
+    }
+
+    /// `provider` from another origin, with no teardown: a linked provider runs none,
+    /// the registration it reads does.
+    init(_ provider: AsyncProvider<Value>, origin: Origin) {
+        (self.origin, key, name, scope, teardown) = (origin, provider.key, provider.name, provider.scope, nil)
+    }
+
+    /// The registration's closure. Only a registration's provider comes to its container
+    /// to be resolved: a linked one resolves the provider its link reads.
+    var make: @Sendable () async throws -> Value {
+        guard case .registration(_, let make) = origin else { preconditionFailure("a linked provider resolved itself") }
+        return make
     }
 
     /// Resolves the dependency in the container the provider came from.
@@ -82,7 +106,16 @@ public struct AsyncProvider<Value> {
     ///   `CancellationError` when this task is cancelled while it waits. A failed
     ///   construction is not cached: the next call tries again.
     public func callAsFunction() async throws -> Value {
-        try await container.resolve(self)
+        switch origin {
+        case .registration(let container, _): try await container.resolve(self)
+        case .property(let link): try await link.provider(as: AsyncProvider.self)()
+        }
+    }
+}
+
+extension AsyncProvider: LinkedProvider {
+    func linked(to keyPath: AnyKeyPath, in container: DependencyContainer) -> AsyncProvider {
+        AsyncProvider(self, origin: .property(PropertyLink(to: keyPath, in: container, name: name)))
     }
 }
 

@@ -41,7 +41,9 @@
 /// and ``DependencyContainer/shared(name:fileID:line:column:isolation:_:)->ProviderFamily<Argument,Value>``
 /// whose closure takes the argument; see <doc:RegisteringDependencies#Provider-families>.
 public struct ProviderFamily<Argument: Hashable & Sendable, Value>: ProviderFamilyType {
-    @usableFromInline let container: DependencyContainer
+    /// Where the family resolves: the container and closure of its registration, or the
+    /// link of a property that published it.
+    @usableFromInline let origin: Origin
     /// The family's registration: its call site and type, without an argument. The type is
     /// the family's, so that two families that differ only in their argument's type (a
     /// generic helper's) never share a key, and an argument always has the family's type.
@@ -50,7 +52,17 @@ public struct ProviderFamily<Argument: Hashable & Sendable, Value>: ProviderFami
     @usableFromInline let scope: DependencyScope
     /// Whether the registration is isolated to the main actor, as in ``Provider``.
     @usableFromInline let isMainActor: Bool
-    @usableFromInline let make: (Argument) -> Value
+
+    /// Where a family resolves, as for ``AsyncProvider/Origin``.
+    @usableFromInline
+    enum Origin {
+        /// A registration's family: the container that made it, and its closure.
+        case registration(DependencyContainer, make: (Argument) -> Value)
+        /// A family that a `@Dependency` property of an instance its container keeps
+        /// published: it holds neither the container nor the closure, which captures the
+        /// container, and reads the registration anew on every call (``PropertyLink``).
+        case property(PropertyLink)
+    }
 
     /// A family declared at a call site of `factory`, `singleton` or `shared`.
     @inlinable
@@ -58,12 +70,16 @@ public struct ProviderFamily<Argument: Hashable & Sendable, Value>: ProviderFami
         _ container: DependencyContainer, _ scope: DependencyScope, _ name: StaticString, _ fileID: StaticString,
         _ line: UInt, _ column: UInt, _ isolation: (any Actor)?, _ make: @escaping (Argument) -> Value
     ) {
-        self.container = container
+        self.origin = .registration(container, make: make)
         self.key = RegistrationKey(file: fileID, line: line, column: column, type: Self.self, argument: nil)
         self.name = name
         self.scope = scope
         self.isMainActor = MainActorThread.isMainActor(isolation, registration: name)
-        self.make = make
+    }
+
+    /// `family`, published through `link`.
+    init(_ family: ProviderFamily, linkedThrough link: PropertyLink) {
+        (origin, key, name, scope, isMainActor) = (.property(link), family.key, family.name, family.scope, family.isMainActor)
     }
 
     /// The provider of the family's instance for `argument`.
@@ -84,7 +100,10 @@ public struct ProviderFamily<Argument: Hashable & Sendable, Value>: ProviderFami
     /// - Returns: A provider whose identity is the family's registration and `argument`.
     @inlinable
     public subscript(argument: Argument) -> Provider<Value> {
-        Provider(member: self, argument)
+        switch origin {
+        case .registration(let container, let make): Provider(member: self, of: container, make, argument)
+        case .property(let link): link.provider(as: ProviderFamily.self)[argument]
+        }
     }
 
     /// Resolves the family's instance for `argument` in the container the family came from.
@@ -104,19 +123,27 @@ public struct ProviderFamily<Argument: Hashable & Sendable, Value>: ProviderFami
     /// - Returns: The resolved instance.
     @inlinable
     public func callAsFunction(_ argument: Argument) -> Value {
-        container.resolve(self[argument])
+        self[argument]()
+    }
+}
+
+extension ProviderFamily: LinkedProvider {
+    func linked(to keyPath: AnyKeyPath, in container: DependencyContainer) -> ProviderFamily {
+        ProviderFamily(self, linkedThrough: PropertyLink(to: keyPath, in: container, name: name))
     }
 }
 
 extension Provider {
     /// The provider of `family`'s instance for `argument`.
     @inlinable
-    init<Argument>(member family: ProviderFamily<Argument, Value>, _ argument: Argument) {
-        let make = family.make
+    init<Argument>(
+        member family: ProviderFamily<Argument, Value>, of container: DependencyContainer, _ make: @escaping (Argument) -> Value,
+        _ argument: Argument
+    ) {
         let site = RegistrationSite(
             scope: family.scope, name: family.name, fileName: family.key.fileName, position: family.key.position,
             type: family.key.type, isMainActor: family.isMainActor)
-        self.init(family.container, site, RegistrationKey.Argument(argument), nil, { make(argument) })
+        self.init(container, site, RegistrationKey.Argument(argument), nil, { make(argument) })
     }
 }
 

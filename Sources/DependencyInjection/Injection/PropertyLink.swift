@@ -1,0 +1,72 @@
+/// What a provider that a `@Dependency` property publishes holds in place of its
+/// container: the container, weakly, and the key path to read there on every call.
+///
+/// An ``AsyncProvider`` or a ``ProviderFamily`` is a value the property keeps, unlike a
+/// ``Provider``, whose service the property keeps. A registration's provider holds its
+/// container, and its closure captures it (`self` in `singleton { … self.baseURL … }`).
+/// Kept by the property of an instance the container itself keeps (a singleton, a
+/// scope's scoped instance), it would keep the container alive, and with it the instance:
+/// a request scope or a test world never freed. Such a property holds its container
+/// weakly, so it publishes a provider that does the same (``LinkedProvider``): each call
+/// reads the key path in the container, if it still lives, and resolves the provider it
+/// gets there. Overrides installed after the first read apply, as they do to a provider
+/// resolved from the container.
+///
+/// ```swift
+/// final class Importer {
+///     @Dependency(\.database) var database   // an AsyncProvider<Database>
+///     func run() async throws { _ = try await database() }
+/// }
+/// extension DependencyContainer {
+///     var importer: Provider<Importer> { singleton { Importer() } }
+/// }
+/// // `container.importer().database` holds `container` weakly, through a link.
+/// ```
+@usableFromInline
+final class PropertyLink: Sendable {
+    /// The container the property resolved from, which keeps the property's owner.
+    private weak let container: DependencyContainer?
+    /// The property's key path, to a provider of the linked provider's type. Unchecked: a
+    /// key path is an immutable object, which the property shares across threads too.
+    nonisolated(unsafe) let keyPath: AnyKeyPath
+    /// The registration's name, for the message when the container is gone.
+    private let name: StaticString
+
+    init(to keyPath: AnyKeyPath, in container: DependencyContainer, name: StaticString) {
+        (self.container, self.keyPath, self.name) = (container, keyPath, name)
+    }
+
+    /// The provider the key path leads to in the container, read now.
+    ///
+    /// Stops with a message when the container is gone: a property of an instance the
+    /// container kept holds it weakly, as its published providers do.
+    @usableFromInline
+    func provider<Provider>(as type: Provider.Type) -> Provider {
+        guard let container else {
+            fatalError("\(name): the container this provider resolves in was released. A @Dependency property "
+                + "of an instance its container keeps (a singleton, a scoped instance) holds the container weakly, "
+                + "and so does the provider it publishes: call it while the container lives (keep a scope alive "
+                + "until its request ends, for example with withExtendedLifetime(scope)), or end the container "
+                + "with shutdown(), which releases what it kept while it lives")
+        }
+        return container[keyPath: unsafeDowncast(keyPath, to: KeyPath<DependencyContainer, Provider>.self)]
+    }
+
+    /// What a property at `keyPath` whose owner `container` keeps publishes for `value`,
+    /// which the key path led to there: `value`, linked if it is a provider that the
+    /// property keeps (``LinkedProvider``).
+    @usableFromInline
+    static func published<Value>(_ value: Value, at keyPath: AnyKeyPath, in container: DependencyContainer) -> Value {
+        guard let provider = value as? any LinkedProvider else { return value }
+        return provider.linked(to: keyPath, in: container) as! Value
+    }
+}
+
+/// A provider that a `@Dependency` property of an instance its container keeps publishes
+/// linked (``PropertyLink``) rather than as the registration made it: ``AsyncProvider``
+/// and ``ProviderFamily``, the providers a property keeps as its value.
+protocol LinkedProvider {
+    /// This provider, as a property at `keyPath` in `container` publishes it: holding the
+    /// container weakly, re-reading the key path on every call.
+    func linked(to keyPath: AnyKeyPath, in container: DependencyContainer) -> Self
+}
