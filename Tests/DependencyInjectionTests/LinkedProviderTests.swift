@@ -24,7 +24,15 @@ final class CatalogReader: @unchecked Sendable {
     init() {}
 }
 
+/// Reads the catalog through a registration of an optional provider.
+final class OptionalCatalogReader: @unchecked Sendable {
+    @Dependency(\.optionalCatalog) var catalog
+    init() {}
+}
+
 extension DependencyContainer {
+    var optionalCatalog: AsyncProvider<Catalog>? { catalog }
+    var optionalCatalogReader: Provider<OptionalCatalogReader> { singleton { OptionalCatalogReader() } }
     var catalog: AsyncProvider<Catalog> { singleton { Catalog() } }
     var shelves: ProviderFamily<String, CatalogShelf> { singleton { (name: String) in CatalogShelf(name: name) } }
     var catalogReader: Provider<CatalogReader> { singleton { CatalogReader() } }
@@ -53,6 +61,14 @@ extension DependencyContainer {
         #expect(reader.shelves["alpha"]() === alpha)
         #expect(reader.shelves("beta") !== alpha)
         #expect(reader.shelves("beta").name == "beta")
+    }
+
+    /// A key path to an optional provider leads to an optional, which no link reads: the
+    /// property keeps what the registration gave, and it resolves the container's instance.
+    @Test func aKeptInstancesOptionalProviderResolvesItsContainersInstance() async throws {
+        let container = DependencyContainer()
+        let catalog = try #require(container.optionalCatalogReader().catalog)
+        #expect(try await catalog() === container.catalog())
     }
 
     /// The providers read the registration anew on each call: an override installed after

@@ -53,11 +53,14 @@ final class PropertyLink: Sendable {
     }
 
     /// What a property at `keyPath` whose owner `container` keeps publishes for `value`,
-    /// which the key path led to there: `value`, linked if it is a provider that the
+    /// which the key path led to there: `value`, linked if its type is a provider that the
     /// property keeps (``LinkedProvider``).
+    ///
+    /// The type, not the value: a key path to an optional provider, or to `Any` holding
+    /// one, leads to something else than the provider its link would read.
     @usableFromInline
     static func published<Value>(_ value: Value, at keyPath: AnyKeyPath, in container: DependencyContainer) -> Value {
-        guard let provider = value as? any LinkedProvider else { return value }
+        guard Value.self is any LinkedProvider.Type, let provider = value as? any LinkedProvider else { return value }
         return provider.linked(to: keyPath, in: container) as! Value
     }
 }
