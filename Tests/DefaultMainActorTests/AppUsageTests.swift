@@ -574,6 +574,64 @@ extension DependencyContainer {
     }
 }
 
+// MARK: - A linked async provider reads a main-actor registration on the main actor
+
+/// Counts the runs of a registration's property, and those off the main actor.
+nonisolated final class UsagePropertyRuns: @unchecked Sendable {
+    private let lock = NSLock()
+    private var runs = (total: 0, offMain: 0)
+    func note() {
+        let onMain = usageIsOnTheMainActorsThread()
+        lock.withLock { runs = (runs.total + 1, runs.offMain + (onMain ? 0 : 1)) }
+    }
+    var counts: (total: Int, offMain: Int) { lock.withLock { runs } }
+}
+
+/// Main-actor state a registration reads to choose what it builds.
+final class UsageMailboxSettings {
+    var useStub = false
+    init() {}
+}
+
+final class UsageChosenInbox {
+    @Dependency(\.usageChosenMailbox) var mailbox
+    init() {}
+}
+
+extension DependencyContainer {
+    var usagePropertyRuns: UsagePropertyRuns? { getValue(forKey: "usage.propertyRuns") }
+    var usageMailboxSettings: Provider<UsageMailboxSettings> { singleton { @MainActor in UsageMailboxSettings() } }
+    /// Main-actor isolated, as the module's default: it reads main-actor state.
+    var usageChosenMailbox: AsyncProvider<UsageMailbox> {
+        usagePropertyRuns?.note()
+        return usageMailboxSettings().useStub ? singleton { @MainActor in UsageMailbox() } : usageMailbox
+    }
+    var usageChosenInbox: Provider<UsageChosenInbox> { scoped { @MainActor in UsageChosenInbox() } }
+}
+
+@Suite(.dependencies) struct AppUsageLinkedProviderIsolationTests {
+    /// The session's inbox keeps a linked provider, which reads the registration again on
+    /// every call: on the main actor, where the property first read it, whether awaited
+    /// there or from a task off it.
+    @Test func aLinkedProviderReadsAMainActorRegistrationOnTheMainActor() async throws {
+        let runs = UsagePropertyRuns()
+        let app = DependencyContainer.main
+        app.setValue(runs, forKey: "usage.propertyRuns")
+        let session = DependencyContainer(scopeOf: app)
+        let inbox = session.usageChosenInbox()
+        let mailbox = inbox.mailbox
+        let before = runs.counts.total
+        let first = try await mailbox()
+        #expect(try await inbox.mailbox() === first)
+        let fromATask = try await Task.detached { try await mailbox() }.value
+        #expect(fromATask === first)
+        #expect(runs.counts.total == before + 3)
+        #expect(runs.counts.offMain == 0, "a main-actor registration's property ran off the main actor")
+        #expect(try await app.usageMailbox() === first)
+        withExtendedLifetime(session) {}
+    }
+}
+
 // MARK: - Suite init inside the test's world; per-property container switch
 
 final class UsageInitMark {
