@@ -10,7 +10,7 @@ extension DependencyContainer {
     ///   scope (or a scope between it and the app container) overrides or decorates: then
     ///   the scope builds its own;
     /// - a `scoped` registration
-    ///   (``scoped(name:fileID:line:column:isolation:_:)``) is built once per scope;
+    ///   (``scoped(name:fileID:line:column:isolation:_:)->Provider<Value>``) is built once per scope;
     /// - a `factory` builds a new instance, in the scope.
     ///
     /// A scope's own values are overrides, typically of `unimplemented()` registrations,

@@ -140,7 +140,7 @@ extension DependencyContainer {
     }
 
     /// An async provider whose instance is built once per outermost resolution, as with the
-    /// synchronous ``graph(name:fileID:line:column:isolation:_:)``.
+    /// synchronous ``graph(name:fileID:line:column:isolation:_:)->Provider<Value>``.
     ///
     /// ```swift
     /// var unitOfWork: AsyncProvider<UnitOfWork> { graph { try await UnitOfWork.begin() } }

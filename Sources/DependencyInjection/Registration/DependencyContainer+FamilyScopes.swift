@@ -17,7 +17,7 @@ extension DependencyContainer {
     /// ```
     ///
     /// Each argument is its own registration for cycles, as with
-    /// ``factory(_:name:fileID:line:column:isolation:_:)``: a family that resolves itself
+    /// ``factory(_:name:fileID:line:column:isolation:_:)->Provider<Value>``: a family that resolves itself
     /// with another argument is recursion, not a cycle.
     ///
     /// - Parameters:

@@ -236,7 +236,7 @@ extension DependencyContainer {
     /// A provider of one instance per distinct argument and outermost resolution.
     ///
     /// Declare it in a subscript: within one top-level resolution, each argument has its
-    /// own instance, shared as with ``graph(name:fileID:line:column:isolation:_:)``:
+    /// own instance, shared as with ``graph(name:fileID:line:column:isolation:_:)->Provider<Value>``:
     ///
     /// ```swift
     /// subscript(draft id: Order.ID) -> Provider<Draft> {

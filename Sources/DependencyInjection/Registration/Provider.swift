@@ -24,7 +24,7 @@
 /// ``DependencyContainer/factory(name:fileID:line:column:isolation:_:)->Provider<Value>``,
 /// ``DependencyContainer/singleton(name:fileID:line:column:isolation:_:)->Provider<Value>``,
 /// ``DependencyContainer/shared(name:fileID:line:column:isolation:_:)->Provider<Value>`` and
-/// ``DependencyContainer/graph(name:fileID:line:column:isolation:_:)``, or their
+/// ``DependencyContainer/graph(name:fileID:line:column:isolation:_:)->Provider<Value>``, or their
 /// parameterized forms, and read <doc:RegisteringDependencies> and <doc:Scopes> for when to
 /// use which.
 public struct Provider<Value> {
@@ -152,10 +152,10 @@ public enum DependencyScope: String, Sendable, Hashable, CaseIterable {
     /// ``DependencyContainer/shared(name:fileID:line:column:isolation:_:)->Provider<Value>``.
     case shared
     /// Built once per outermost resolution, and shared by everything that resolution
-    /// builds: ``DependencyContainer/graph(name:fileID:line:column:isolation:_:)``.
+    /// builds: ``DependencyContainer/graph(name:fileID:line:column:isolation:_:)->Provider<Value>``.
     case graph
     /// Built once per scope container (a session, a request) and kept until the scope goes:
-    /// ``DependencyContainer/scoped(name:fileID:line:column:isolation:_:)``. Outside any
+    /// ``DependencyContainer/scoped(name:fileID:line:column:isolation:_:)->Provider<Value>``. Outside any
     /// scope it is kept like a singleton.
     case scoped
 
