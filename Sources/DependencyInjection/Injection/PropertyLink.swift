@@ -31,9 +31,15 @@ final class PropertyLink: Sendable {
     nonisolated(unsafe) let keyPath: AnyKeyPath
     /// The registration's name, for the message when the container is gone.
     private let name: StaticString
+    /// Whether the property's first read ran on the main actor, where an async provider's
+    /// call reads the key path again: the registration's property may be isolated to it
+    /// (in a module with main-actor default isolation, every one is).
+    let readsOnMainActor: Bool
 
+    /// The link of a property at `keyPath`, read now, in `container`.
     init(to keyPath: AnyKeyPath, in container: DependencyContainer, name: StaticString) {
         (self.container, self.keyPath, self.name) = (container, keyPath, name)
+        readsOnMainActor = MainActorThread.isCurrent
     }
 
     /// The provider the key path leads to in the container, read now.

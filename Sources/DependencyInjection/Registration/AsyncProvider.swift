@@ -23,10 +23,10 @@
 /// closure cannot `await`, so the compiler refuses rather than blocking a thread.
 ///
 /// Create async providers with the overloads of
-/// ``DependencyContainer/factory(name:fileID:line:column:isolation:_:)->AsyncProvider<Value>``,
-/// ``DependencyContainer/singleton(name:fileID:line:column:isolation:_:)->AsyncProvider<Value>``,
-/// ``DependencyContainer/shared(name:fileID:line:column:isolation:_:)->AsyncProvider<Value>`` and
-/// ``DependencyContainer/graph(name:fileID:line:column:isolation:_:)->AsyncProvider<Value>`` that
+/// ``DependencyContainer/factory(name:fileID:line:column:_:)->AsyncProvider<Value>``,
+/// ``DependencyContainer/singleton(name:fileID:line:column:_:)->AsyncProvider<Value>``,
+/// ``DependencyContainer/shared(name:fileID:line:column:_:)->AsyncProvider<Value>`` and
+/// ``DependencyContainer/graph(name:fileID:line:column:_:)->AsyncProvider<Value>`` that
 /// take an `async` closure, and replace them in tests with
 /// ``DependencyContainer/override(_:_:)-(KeyPath<DependencyContainer,AsyncProvider<Value>>,_)``.
 public struct AsyncProvider<Value> {
@@ -36,9 +36,6 @@ public struct AsyncProvider<Value> {
     @usableFromInline let key: RegistrationKey
     @usableFromInline let name: StaticString
     @usableFromInline let scope: DependencyScope
-    /// Whether the registration's property is isolated to the main actor, where a
-    /// provider that a property published reads it again (``Origin/property(_:)``).
-    @usableFromInline let isMainActor: Bool
     /// What shutdown runs for the instance, set by `onShutdown` on a singleton (a `let`,
     /// as in ``Provider``).
     @usableFromInline let teardown: (@Sendable (Value) async -> Void)?
@@ -58,29 +55,27 @@ public struct AsyncProvider<Value> {
     @inlinable
     init(
         _ container: DependencyContainer, _ scope: DependencyScope, _ argument: RegistrationKey.Argument?,
-        _ name: StaticString, _ fileID: StaticString, _ line: UInt, _ column: UInt, _ isolation: (any Actor)?,
+        _ name: StaticString, _ fileID: StaticString, _ line: UInt, _ column: UInt,
         _ make: @escaping @Sendable () async throws -> Value
     ) {
         self.origin = .registration(container, make: make)
         self.key = RegistrationKey(file: fileID, line: line, column: column, type: Value.self, argument: argument)
         self.name = name
         self.scope = scope
-        self.isMainActor = isolation.map { $0 === MainActor.shared } ?? false
         self.teardown = nil
     }
 
     /// `provider` with `teardown`.
     @inlinable
     init(_ provider: AsyncProvider<Value>, teardown: (@Sendable (Value) async -> Void)?) {
-        (origin, key, name, scope, isMainActor) = (provider.origin, provider.key, provider.name, provider.scope, provider.isMainActor)
+        (origin, key, name, scope) = (provider.origin, provider.key, provider.name, provider.scope)
         self.teardown = teardown
     }
 
     /// `provider` from another origin, with no teardown: a linked provider runs none,
     /// the registration it reads does.
     init(_ provider: AsyncProvider<Value>, origin: Origin) {
-        (self.origin, key, name, scope, isMainActor) = (origin, provider.key, provider.name, provider.scope, provider.isMainActor)
-        teardown = nil
+        (self.origin, key, name, scope, teardown) = (origin, provider.key, provider.name, provider.scope, nil)
     }
 
     /// The registration's closure. Only a registration's provider comes to its container
@@ -114,10 +109,10 @@ public struct AsyncProvider<Value> {
         switch origin {
         case .registration(let container, _): return try await container.resolve(self)
         case .property(let link):
-            // A main-actor registration's property is read on the main actor, as the
-            // property's first read read it: this function runs on no actor.
+            // Read where the property's first read read it: this function runs on no actor,
+            // and the registration's property may be isolated to the main actor.
             let provider =
-                isMainActor && !MainActorThread.isCurrent
+                link.readsOnMainActor && !MainActorThread.isCurrent
                 ? await MainActor.run { link.provider(as: AsyncProvider.self) } : link.provider(as: AsyncProvider.self)
             return try await provider()
         }

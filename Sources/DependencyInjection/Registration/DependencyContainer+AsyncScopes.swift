@@ -10,18 +10,14 @@ extension DependencyContainer {
     ///   - fileID: Part of the registration's identity; leave the default.
     ///   - line: Part of the registration's identity; leave the default.
     ///   - column: Part of the registration's identity; leave the default.
-    ///   - isolation: The registration's actor. A `@Dependency` that keeps this provider, in
-    ///     an instance its container keeps, reads a main-actor registration on the main actor.
-    ///     Leave the default, or forward it from a helper.
     ///   - make: Builds an instance; it may suspend and throw.
     /// - Returns: An async provider of the property's declared type.
     @inlinable
     public func factory<Value>(
         name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column,
-        isolation: (any Actor)? = #isolation,
         _ make: @escaping @Sendable () async throws -> Value
     ) -> AsyncProvider<Value> {
-        AsyncProvider(self, .factory, nil, name, fileID, line, column, isolation, make)
+        AsyncProvider(self, .factory, nil, name, fileID, line, column, make)
     }
 
     /// An async provider that builds a new instance on every resolution, identified by an
@@ -40,19 +36,15 @@ extension DependencyContainer {
     ///   - fileID: Part of the registration's identity; leave the default.
     ///   - line: Part of the registration's identity; leave the default.
     ///   - column: Part of the registration's identity; leave the default.
-    ///   - isolation: The registration's actor. A `@Dependency` that keeps this provider, in
-    ///     an instance its container keeps, reads a main-actor registration on the main actor.
-    ///     Leave the default, or forward it from a helper.
     ///   - make: Builds an instance for `argument`; it may suspend and throw.
     /// - Returns: An async provider of the subscript's declared type.
     @inlinable
     public func factory<Value, Argument: Hashable & Sendable>(
         _ argument: Argument,
         name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column,
-        isolation: (any Actor)? = #isolation,
         _ make: @escaping @Sendable () async throws -> Value
     ) -> AsyncProvider<Value> {
-        AsyncProvider(self, .factory, RegistrationKey.Argument(argument), name, fileID, line, column, isolation, make)
+        AsyncProvider(self, .factory, RegistrationKey.Argument(argument), name, fileID, line, column, make)
     }
 
     /// An async provider whose instance is built once per container, however many tasks
@@ -71,18 +63,14 @@ extension DependencyContainer {
     ///   - fileID: Part of the registration's identity; leave the default.
     ///   - line: Part of the registration's identity; leave the default.
     ///   - column: Part of the registration's identity; leave the default.
-    ///   - isolation: The registration's actor. A `@Dependency` that keeps this provider, in
-    ///     an instance its container keeps, reads a main-actor registration on the main actor.
-    ///     Leave the default, or forward it from a helper.
     ///   - make: Builds the instance; it may suspend and throw.
     /// - Returns: An async provider of the property's declared type.
     @inlinable
     public func singleton<Value: Sendable>(
         name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column,
-        isolation: (any Actor)? = #isolation,
         _ make: @escaping @Sendable () async throws -> Value
     ) -> AsyncProvider<Value> {
-        AsyncProvider(self, .singleton, nil, name, fileID, line, column, isolation, make)
+        AsyncProvider(self, .singleton, nil, name, fileID, line, column, make)
     }
 
     /// An async provider of one instance per distinct argument, kept like a singleton.
@@ -99,19 +87,15 @@ extension DependencyContainer {
     ///   - fileID: Part of the registration's identity; leave the default.
     ///   - line: Part of the registration's identity; leave the default.
     ///   - column: Part of the registration's identity; leave the default.
-    ///   - isolation: The registration's actor. A `@Dependency` that keeps this provider, in
-    ///     an instance its container keeps, reads a main-actor registration on the main actor.
-    ///     Leave the default, or forward it from a helper.
     ///   - make: Builds the instance for `argument`.
     /// - Returns: An async provider of the subscript's declared type.
     @inlinable
     public func singleton<Value: Sendable, Argument: Hashable & Sendable>(
         _ argument: Argument,
         name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column,
-        isolation: (any Actor)? = #isolation,
         _ make: @escaping @Sendable () async throws -> Value
     ) -> AsyncProvider<Value> {
-        AsyncProvider(self, .singleton, RegistrationKey.Argument(argument), name, fileID, line, column, isolation, make)
+        AsyncProvider(self, .singleton, RegistrationKey.Argument(argument), name, fileID, line, column, make)
     }
 
     /// An async provider whose instance is reused while something else holds it.
@@ -125,18 +109,14 @@ extension DependencyContainer {
     ///   - fileID: Part of the registration's identity; leave the default.
     ///   - line: Part of the registration's identity; leave the default.
     ///   - column: Part of the registration's identity; leave the default.
-    ///   - isolation: The registration's actor. A `@Dependency` that keeps this provider, in
-    ///     an instance its container keeps, reads a main-actor registration on the main actor.
-    ///     Leave the default, or forward it from a helper.
     ///   - make: Builds the instance; it may suspend and throw.
     /// - Returns: An async provider of the property's declared type.
     @inlinable
     public func shared<Value: Sendable>(
         name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column,
-        isolation: (any Actor)? = #isolation,
         _ make: @escaping @Sendable () async throws -> Value
     ) -> AsyncProvider<Value> {
-        AsyncProvider(self, .shared, nil, name, fileID, line, column, isolation, make)
+        AsyncProvider(self, .shared, nil, name, fileID, line, column, make)
     }
 
     /// An async provider whose instance is built once per outermost resolution, as with the
@@ -156,18 +136,14 @@ extension DependencyContainer {
     ///   - fileID: Part of the registration's identity; leave the default.
     ///   - line: Part of the registration's identity; leave the default.
     ///   - column: Part of the registration's identity; leave the default.
-    ///   - isolation: The registration's actor. A `@Dependency` that keeps this provider, in
-    ///     an instance its container keeps, reads a main-actor registration on the main actor.
-    ///     Leave the default, or forward it from a helper.
     ///   - make: Builds the instance; it may suspend and throw.
     /// - Returns: An async provider of the property's declared type.
     @inlinable
     public func graph<Value>(
         name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column,
-        isolation: (any Actor)? = #isolation,
         _ make: @escaping @Sendable () async throws -> Value
     ) -> AsyncProvider<Value> {
-        AsyncProvider(self, .graph, nil, name, fileID, line, column, isolation, make)
+        AsyncProvider(self, .graph, nil, name, fileID, line, column, make)
     }
 
     /// An async provider of one instance per distinct argument and outermost resolution.
@@ -184,18 +160,14 @@ extension DependencyContainer {
     ///   - fileID: Part of the registration's identity; leave the default.
     ///   - line: Part of the registration's identity; leave the default.
     ///   - column: Part of the registration's identity; leave the default.
-    ///   - isolation: The registration's actor. A `@Dependency` that keeps this provider, in
-    ///     an instance its container keeps, reads a main-actor registration on the main actor.
-    ///     Leave the default, or forward it from a helper.
     ///   - make: Builds the instance for `argument`; it may suspend and throw.
     /// - Returns: An async provider of the subscript's declared type.
     @inlinable
     public func graph<Value, Argument: Hashable & Sendable>(
         _ argument: Argument,
         name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column,
-        isolation: (any Actor)? = #isolation,
         _ make: @escaping @Sendable () async throws -> Value
     ) -> AsyncProvider<Value> {
-        AsyncProvider(self, .graph, RegistrationKey.Argument(argument), name, fileID, line, column, isolation, make)
+        AsyncProvider(self, .graph, RegistrationKey.Argument(argument), name, fileID, line, column, make)
     }
 }

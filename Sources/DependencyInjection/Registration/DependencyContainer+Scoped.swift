@@ -95,18 +95,14 @@ extension DependencyContainer {
     ///   - fileID: Part of the registration's identity; leave the default.
     ///   - line: Part of the registration's identity; leave the default.
     ///   - column: Part of the registration's identity; leave the default.
-    ///   - isolation: The registration's actor. A `@Dependency` that keeps this provider, in
-    ///     an instance its container keeps, reads a main-actor registration on the main actor.
-    ///     Leave the default, or forward it from a helper.
     ///   - make: Builds the scope's instance; it may suspend and throw.
     /// - Returns: An async provider of the property's declared type.
     @inlinable
     public func scoped<Value: Sendable>(
         name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column,
-        isolation: (any Actor)? = #isolation,
         _ make: @escaping @Sendable () async throws -> Value
     ) -> AsyncProvider<Value> {
-        AsyncProvider(self, .scoped, nil, name, fileID, line, column, isolation, make)
+        AsyncProvider(self, .scoped, nil, name, fileID, line, column, make)
     }
 
     /// A per-scope instance of a value that lives on the main actor, which need not be
