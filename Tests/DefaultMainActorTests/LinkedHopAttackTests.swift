@@ -23,10 +23,16 @@ nonisolated final class HopCount: @unchecked Sendable {
     var count: Int { lock.withLock { value } }
 }
 
+/// How long a test here may run before it counts as hung. A limit on a failure, not an
+/// order between threads: nothing waits for it when the test passes.
+nonisolated let hopHangLimit: DispatchTimeInterval = .seconds(120)
+
+/// Hang guard for exit tests: ends the child process with a failure if it is still
+/// running at the limit.
 nonisolated func hopEndProcessIfHung(_ what: String) {
     Thread {
-        if DispatchSemaphore(value: 0).wait(timeout: .now() + .seconds(120)) == .timedOut {
-            FileHandle.standardError.write(Data("hang guard: \(what) still running after 120 s\n".utf8))
+        if DispatchSemaphore(value: 0).wait(timeout: .now() + hopHangLimit) == .timedOut {
+            FileHandle.standardError.write(Data("hang guard: \(what) still running after the limit\n".utf8))
             exit(124)
         }
     }.start()
@@ -36,7 +42,8 @@ nonisolated final class HopSignal: @unchecked Sendable {
     let semaphore = DispatchSemaphore(value: 0)
 }
 
-/// Runs `work` in a task on the main actor; waits for it on a thread of its own.
+/// Hang guard: runs `work` in a task on the main actor, and says whether it ended before
+/// the limit, waited for on a thread of its own.
 nonisolated func hopEndsWithoutHanging(_ work: @escaping @MainActor @Sendable () async -> Void) async -> Bool {
     let ended = HopSignal()
     Task { @MainActor in
@@ -44,7 +51,7 @@ nonisolated func hopEndsWithoutHanging(_ work: @escaping @MainActor @Sendable ()
         ended.semaphore.signal()
     }
     return await withCheckedContinuation { (done: CheckedContinuation<Bool, Never>) in
-        Thread { done.resume(returning: ended.semaphore.wait(timeout: .now() + .seconds(120)) == .success) }.start()
+        Thread { done.resume(returning: ended.semaphore.wait(timeout: .now() + hopHangLimit) == .success) }.start()
     }
 }
 

@@ -28,7 +28,7 @@ final class PropertyLink: Sendable {
     private weak let container: DependencyContainer?
     /// The property's key path, to a provider of the linked provider's type. Unchecked: a
     /// key path is an immutable object, which the property shares across threads too.
-    nonisolated(unsafe) let keyPath: AnyKeyPath
+    private nonisolated(unsafe) let keyPath: AnyKeyPath
     /// The registration's name, for the message when the container is gone.
     private let name: StaticString
     /// Whether the property's first read ran on the main actor, where an async provider's

@@ -67,7 +67,7 @@ public struct AsyncProvider<Value> {
 
     /// `provider` with `teardown`.
     @inlinable
-    init(_ provider: AsyncProvider<Value>, teardown: (@Sendable (Value) async -> Void)?) {
+    init(_ provider: AsyncProvider<Value>, teardown: @escaping @Sendable (Value) async -> Void) {
         (origin, key, name, scope) = (provider.origin, provider.key, provider.name, provider.scope)
         self.teardown = teardown
     }
@@ -112,7 +112,7 @@ public struct AsyncProvider<Value> {
             // Read where the property's first read read it: this function runs on no actor,
             // and the registration's property may be isolated to the main actor.
             let provider =
-                link.readsOnMainActor && !MainActorThread.isCurrent
+                link.readsOnMainActor
                 ? await MainActor.run { link.provider(as: AsyncProvider.self) } : link.provider(as: AsyncProvider.self)
             return try await provider()
         }
