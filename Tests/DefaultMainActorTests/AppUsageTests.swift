@@ -632,6 +632,78 @@ extension DependencyContainer {
     }
 }
 
+// MARK: - A coordinator that makes a screen model for each screen it shows
+
+/// A screen's view model, made anew for each screen.
+final class UsageScreenModel {
+    let title: String
+    init(title: String) { self.title = title }
+}
+
+/// A session's navigation: it makes a model for each screen it pushes, through the
+/// provider it keeps.
+final class UsageCoordinator {
+    @Dependency(\.usageMakeScreen) var makeScreen: Provider<UsageScreenModel>
+    private(set) var stack: [UsageScreenModel] = []
+    init() {}
+    func push() { stack.append(makeScreen()) }
+}
+
+extension DependencyContainer {
+    var usageMakeScreen: Provider<UsageScreenModel> { factory { UsageScreenModel(title: "live") } }
+    var usageCoordinator: Provider<UsageCoordinator> { scoped { UsageCoordinator() } }
+}
+
+@Suite(.dependencies) struct AppUsageScreenFactoryTests {
+    /// The session keeps its coordinator, whose provider builds in the session: with the
+    /// session's override, installed after the coordinator read it, and without keeping
+    /// the session alive once the user signs out.
+    @Test func aSessionsCoordinatorMakesScreensInTheSessionAndGoesWithIt() {
+        weak var releasedSession: DependencyContainer?
+        weak var releasedCoordinator: UsageCoordinator?
+        do {
+            let session = DependencyContainer(scopeOf: DependencyContainer.main)
+            releasedSession = session
+            let coordinator = session.usageCoordinator()
+            releasedCoordinator = coordinator
+            coordinator.push()
+            session.override(\.usageMakeScreen) { @MainActor in UsageScreenModel(title: "session") }
+            coordinator.push()
+            #expect(coordinator.stack.map(\.title) == ["live", "session"])
+            #expect(session.usageCoordinator() === coordinator)
+        }
+        #expect(releasedSession == nil, "the session was kept alive by its coordinator's provider")
+        #expect(releasedCoordinator == nil)
+    }
+}
+
+// MARK: - Tracing what a view model's first reads resolve
+
+/// The names a tracer heard of, in order: a tracer is called from whichever thread ends
+/// the resolution, so its log takes a lock.
+nonisolated final class UsageTraceLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var heard: [[String]] = []
+    func append(_ batch: [ResolutionEvent]) { lock.withLock { heard.append(batch.map { "\($0.name) \($0.depth)" }) } }
+    var batches: [[String]] { lock.withLock { heard } }
+}
+
+@Suite(.dependencies) struct AppUsageTracingTests {
+    /// A view model that app code creates reads its properties outside every construction:
+    /// each first read is an outermost resolution, which the test's tracer hears of.
+    @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
+    @Test func aViewModelsFirstReadsAreTraced() {
+        let world = DependencyContainer.main
+        world.override(\.usageCurrentUser) { "ada" }
+        let log = UsageTraceLog()
+        world.tracer = ResolutionTracer { log.append($0) }
+        let model = UsageProfileViewModel()
+        model.load()
+        #expect(log.batches == [["usageProfileStore 0"], ["usageCurrentUser 0"]])
+        world.tracer = nil
+    }
+}
+
 // MARK: - Suite init inside the test's world; per-property container switch
 
 final class UsageInitMark {

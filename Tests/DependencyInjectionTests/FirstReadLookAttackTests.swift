@@ -144,9 +144,9 @@ final class FRLManySitesHolder: @unchecked Sendable {
     }
 
     /// With a tracer on the container, a fresh property's first read reports what the
-    /// framed road (a reset property of the same declaration) reports for it (today both
-    /// report nothing: a resolution inside a first read's frame is not traced, and the
-    /// look finds nothing cached while a tracer is set, so it takes that frame).
+    /// framed road (a reset property of the same declaration) reports for it: the look
+    /// finds nothing cached while a tracer is set, so it takes the frame, and the
+    /// resolution in it is an outermost one, reported as cached.
     @Test func aTracedFirstReadReportsWhatTheFramedRoadReports() {
         let container = DependencyContainer()
         let client = container.httpClient()
@@ -161,6 +161,7 @@ final class FRLManySitesHolder: @unchecked Sendable {
         let resetEvents = events.takeAll()
         container.tracer = nil
         #expect(freshEvents == resetEvents, "fresh: \(freshEvents), reset: \(resetEvents)")
+        #expect(freshEvents == [["httpClient cached"]], "\(freshEvents)")
         // Once the tracer is gone, a fresh read serves the kept instance again.
         let later = DependencyContainer.withMain(container) { FRLTracedHolder() }
         #expect(later.client === client)

@@ -111,6 +111,80 @@ extension DependencyContainer {
         #expect(outcomes.contains(.awaited))
     }
 
+    // MARK: - First reads of @Dependency properties
+
+    /// An object that app code creates reads its property outside every construction:
+    /// what the first read resolves is an outermost resolution, delivered when it ends,
+    /// at depth 0, with what it needed nested under it.
+    @Test func aPropertysFirstReadIsTracedAsAnOutermostResolution() throws {
+        let container = DependencyContainer()
+        let batches = tracing(container)
+        let screen = DependencyContainer.withMain(container) { TracedScreen() }
+        _ = screen.loader
+        let tree = try #require(batches.values.first)
+        #expect(batches.values.count == 1)
+        #expect(tree.map(\.name) == ["cachedFeedLoader", "feedLoader", "httpClient"])
+        #expect(tree.map(\.depth) == [0, 1, 2])
+        #expect(tree.allSatisfy { $0.outcome == .built })
+    }
+
+    /// A first read served from the cache is reported as a cached resolution, as the
+    /// container's own resolution of it is.
+    @Test func aPropertysFirstReadOfACachedSingletonIsTracedAsCached() {
+        let container = DependencyContainer()
+        let loader = container.cachedFeedLoader()
+        let batches = tracing(container)
+        let screen = DependencyContainer.withMain(container) { TracedScreen() }
+        #expect(screen.loader === loader)
+        #expect(batches.values.map { $0.map(\.outcome) } == [[.cached]])
+        #expect(batches.values.first?.first?.depth == 0)
+    }
+
+    /// A first read inside a construction is part of it: its events join the
+    /// construction's batch, nested under the construction.
+    @Test func aFirstReadInsideAConstructionJoinsItsBatch() throws {
+        let container = DependencyContainer()
+        let batches = tracing(container)
+        _ = container.tracedScreenHolder()
+        let tree = try #require(batches.values.first)
+        #expect(batches.values.count == 1)
+        #expect(tree.first?.name == "tracedScreenHolder")
+        #expect(tree.map(\.name).contains("cachedFeedLoader"))
+        #expect(tree.dropFirst().allSatisfy { $0.depth > 0 })
+    }
+
+    /// A tracer that reads a property of a new object itself, while a first read's batch is
+    /// delivered, does not wait for that read, and what it resolves is not traced.
+    @Test func aTracerMayReadPropertiesWhileAFirstReadsBatchIsDelivered() async {
+        let container = DependencyContainer()
+        let batches = Collected<[String]>()
+        let ended = await finishesWithoutHangingOffThePool {
+            container.tracer = ResolutionTracer { events in
+                batches.append(events.map(\.name))
+                let screen = DependencyContainer.withMain(container) { TracedScreen() }
+                _ = screen.loader
+            }
+            let screen = DependencyContainer.withMain(container) { TracedScreen() }
+            _ = screen.loader
+        }
+        #expect(ended)
+        #expect(batches.values == [["cachedFeedLoader", "feedLoader", "httpClient"]])
+    }
+
+    /// The batch of a first read is delivered once the property is published: a tracer
+    /// that reads that very property gets what the read published, with no cycle.
+    @Test func aTracerMayReadThePropertyWhoseFirstReadItHearsOf() async {
+        let container = DependencyContainer()
+        let screen = DependencyContainer.withMain(container) { TracedScreen() }
+        let readByTracer = Collected<ObjectIdentifier>()
+        let ended = await finishesWithoutHangingOffThePool {
+            container.tracer = ResolutionTracer { _ in readByTracer.append(ObjectIdentifier(screen.loader)) }
+            _ = screen.loader
+        }
+        #expect(ended)
+        #expect(readByTracer.values == [ObjectIdentifier(screen.loader)])
+    }
+
     @Test func printerIndentsByDepth() {
         let container = DependencyContainer()
         let lines = Collected<String>()
@@ -126,6 +200,22 @@ extension DependencyContainer {
     }
 }
 
+/// A screen that app code creates, which reads its loader on first access.
+private final class TracedScreen: @unchecked Sendable {
+    @Dependency(\.cachedFeedLoader) var loader
+    init() {}
+}
+
+/// Keeps a screen it creates and reads while it is built.
+private final class TracedScreenHolder: Sendable {
+    let screen: TracedScreen
+    init() {
+        screen = TracedScreen()
+        _ = screen.loader
+    }
+}
+
 extension DependencyContainer {
+    fileprivate var tracedScreenHolder: Provider<TracedScreenHolder> { factory { TracedScreenHolder() } }
     fileprivate var imageCacheHolder: Int { 0 }
 }

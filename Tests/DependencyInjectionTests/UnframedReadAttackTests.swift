@@ -454,11 +454,11 @@ extension DependencyContainer {
     }
 
     /// A tracer is installed while reader 1 is in the provider's getter, so that reader 2
-    /// misses the cache and resolves in the property's frame (a resolution inside a first
-    /// read is not traced, so the tracer does not hold it) and publishes the old instance;
-    /// the singleton is then overridden and rebuilt, and reader 1's getter ends: it finds
-    /// the override's instance cached, cannot publish it over reader 2's, and must return
-    /// what reader 2 published.
+    /// misses the cache and resolves in the property's frame, and publishes the old
+    /// instance; the tracer then holds it, at the delivery of its trace (an outermost
+    /// resolution's, once the read has published), until the singleton is overridden and
+    /// rebuilt. Reader 1's getter ends: it finds the override's instance cached, cannot
+    /// publish it over reader 2's, and must return what reader 2 published.
     @Test func aSlowGetterThatServesAfterAnotherReadPublishedReturnsWhatWasPublished() async {
         let seen = Collected<String>()
         let ended = await finishesWithoutHangingOffThePool {
@@ -479,10 +479,20 @@ extension DependencyContainer {
             container.tracer = nil
             container.override(\.uraNode) { URANode("override") }
             _ = container.uraNode()
-            getterGate.open()
-            let firstValue = first.result()
-            tracerGate.open()
-            let secondValue = second.result()
+            // Reader 2 is held in the tracer, or waits for reader 1, whichever took the
+            // property's frame first: the one it waits for goes on first.
+            let (firstValue, secondValue): (URANode, URANode)
+            if tracerGate.hasEntered {
+                tracerGate.open()
+                secondValue = second.result()
+                getterGate.open()
+                firstValue = first.result()
+            } else {
+                getterGate.open()
+                firstValue = first.result()
+                tracerGate.open()
+                secondValue = second.result()
+            }
             let kept = holder.node
             if firstValue !== kept {
                 seen.append("reader 1 saw '\(firstValue.tag)', the object keeps '\(kept.tag)'")

@@ -100,6 +100,12 @@ public struct ResolutionEvent: Sendable, Hashable, CustomStringConvertible {
 /// lock held and outside every construction, so it may resolve dependencies itself; its
 /// own resolutions are not traced.
 ///
+/// The first read of a `@Dependency` property of an object that app code created (a view
+/// model, a handler) is no construction: what it resolves is an outermost resolution, at
+/// depth 0, delivered once the property holds its value, so a tracer may read that
+/// property too. A first read inside a construction is part of it, and its events join
+/// the construction's.
+///
 /// Two kinds of resolution are not reported, because their events could only be delivered
 /// inside a construction, where a tracer that resolves would wait for itself: those made
 /// inside the construction of a container that had no tracer when that construction began,

@@ -25,6 +25,16 @@ final class TraceBatch: Sendable {
 
     private let state = _Locked(State())
 
+    /// The depth of the frames around the resolution that began the batch, which the
+    /// depths its events report leave out: that resolution is at depth 0, whatever encloses
+    /// it (the first read of a `@Dependency` property, a construction another owner runs).
+    let baseDepth: Int
+
+    /// A batch for a resolution whose frames are `baseDepth` deep.
+    init(baseDepth: Int) {
+        self.baseDepth = baseDepth
+    }
+
     /// Numbers a resolution that starts now.
     func begin() -> Int {
         state.withLock { state in
@@ -87,19 +97,48 @@ final class Trace: Sendable {
     /// or inside a construction that began untraced (its container had no tracer then),
     /// whose batch could only be delivered inside that construction.
     init?(_ tracer: ResolutionTracer, name: StaticString, type: Any.Type, scope: DependencyScope, enclosing: Frame?) {
-        let outermost = enclosing.map { $0.owner != .current || !$0.isActive } ?? true
+        let outermost = Trace.isOutsideConstructions(enclosing)
         guard !TraceBatch.isDelivering, enclosing?.trace != nil || outermost else { return nil }
-        let batch = enclosing?.trace ?? TraceBatch()
+        let frameDepth = (enclosing?.depth ?? -1) + 1
+        if let joined = enclosing?.trace {
+            (batch, ownsBatch) = (joined, false)
+        } else if let read = enclosing as? PropertyReadFrame, read.owner == .current, read.isActive {
+            // The first read of a property delivers it once it has published.
+            (batch, ownsBatch) = (read.deferredTrace { TraceBatch(baseDepth: frameDepth) }, false)
+        } else {
+            (batch, ownsBatch) = (TraceBatch(baseDepth: frameDepth), true)
+        }
         self.tracer = tracer
-        self.batch = batch
         self.outermost = outermost
-        ownsBatch = enclosing?.trace == nil
         sequence = batch.begin()
-        depth = (enclosing?.depth ?? -1) + 1
+        depth = frameDepth - batch.baseDepth
         start = DispatchTime.now().uptimeNanoseconds
         self.name = name
         self.type = String(describing: type)
         self.scope = scope
+    }
+
+    /// Whether a resolution whose innermost enclosing frame is `frame` runs outside every
+    /// construction of the current owner: nothing encloses it, or that frame is another
+    /// owner's (a task started inside a construction inherited it) or ended, or it is the
+    /// first read of a `@Dependency` property that no construction of this owner encloses.
+    ///
+    /// A property's first read is no construction: the object reading it was made by app
+    /// code, and what the read resolves is an outermost resolution, traced as one and
+    /// delivered once the read has published (``PropertyReadFrame``).
+    ///
+    /// ```swift
+    /// container.tracer = .printer
+    /// _ = FeedScreen().loader   // feedLoader: FeedLoader [factory] built in 0.041 ms
+    /// ```
+    static func isOutsideConstructions(_ frame: Frame?) -> Bool {
+        var frame = frame
+        while let current = frame {
+            guard current.owner == .current, current.isActive else { return true }
+            guard current.isPropertyRead else { return false }
+            frame = current.parent
+        }
+        return true
     }
 
     /// Records the resolution's event and, for the outermost one, delivers the batch. A

@@ -22,8 +22,9 @@
 /// A container never keeps itself alive through what it caches: when the owning object is
 /// a singleton the container is building, or is created while a property of such an
 /// object is first resolved, the property holds the container weakly. So does the provider
-/// such a property keeps when it injects an ``AsyncProvider`` or a ``ProviderFamily``,
-/// which reads the registration anew on each call. Reading the property for the first
+/// such a property keeps when it injects an ``AsyncProvider`` or a ``ProviderFamily``, or a
+/// ``Provider`` declared as its value (`var makeItem: Provider<Item>`), which reads the
+/// registration anew on each call. Reading the property for the first
 /// time after the container is gone, or calling that provider then, stops with a message;
 /// so does a first read in the owning object's `deinit` when the container releases it,
 /// unless the container is ended with

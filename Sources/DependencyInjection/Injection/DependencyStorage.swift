@@ -335,6 +335,8 @@ final class DependencyStorage: @unchecked Sendable {
             let box = frame._withUnsafeGuaranteedRef {
                 $0.bind { getter.resolve(in: container.takeUnretainedValue(), &step, projecting: resolve)! }
             }
+            // Delivered last, once the read has published (``PropertyReadFrame``).
+            let trace = frame._withUnsafeGuaranteedRef { unsafeDowncast($0, to: PropertyReadFrame.self).takeDeferredTrace() }
             // The box's reference is the caller's; the published word takes one of its own.
             propertySite.noteFirstRead(foundItKept: step == .foundKept)
             var (ended, waiting, alone): (AnyObject?, InFlight?, Bool) = lock.withLock { _ in
@@ -363,6 +365,7 @@ final class DependencyStorage: @unchecked Sendable {
             // in full holds one of its own).
             if !alone { container.release() }
             withExtendedLifetime(ended) {}
+            trace?.deliver()
             return box
         }
     }
@@ -418,7 +421,7 @@ final class DependencyStorage: @unchecked Sendable {
         reusing spare: Frame? = nil
     ) -> Frame {
         guard let spare else {
-            return Frame(
+            return PropertyReadFrame(
                 container: ObjectIdentifier(self), building: container, keepsResult: keepsResult,
                 key: Self.resolutionKey, site: site, servesScope: nil, trace: enclosing?.trace, owner: owner,
                 parent: enclosing)

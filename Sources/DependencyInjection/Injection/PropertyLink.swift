@@ -2,7 +2,8 @@
 /// container: the container, weakly, and the key path to read there on every call.
 ///
 /// An ``AsyncProvider`` or a ``ProviderFamily`` is a value the property keeps, unlike a
-/// ``Provider``, whose service the property keeps. A registration's provider holds its
+/// ``Provider``, whose service the property keeps, except where the property's type is the
+/// provider itself (`var makeItem: Provider<Item>`, to build many). A registration's provider holds its
 /// container, and its closure captures it (`self` in `singleton { … self.baseURL … }`).
 /// Kept by the property of an instance the container itself keeps (a singleton, a
 /// scope's scoped instance), it would keep the container alive, and with it the instance:
@@ -72,8 +73,8 @@ final class PropertyLink: Sendable {
 }
 
 /// A provider that a `@Dependency` property of an instance its container keeps publishes
-/// linked (``PropertyLink``) rather than as the registration made it: ``AsyncProvider``
-/// and ``ProviderFamily``, the providers a property keeps as its value.
+/// linked (``PropertyLink``) rather than as the registration made it: ``AsyncProvider``,
+/// ``ProviderFamily`` and ``Provider``, the providers a property keeps as its value.
 protocol LinkedProvider {
     /// This provider, as a property at `keyPath` in `container` publishes it: holding the
     /// container weakly, re-reading the key path on every call.

@@ -127,6 +127,39 @@ public struct Provider<Value> {
     }
 }
 
+extension Provider: LinkedProvider {
+    /// This provider, as a `@Dependency` of an instance its container keeps publishes it
+    /// when the property's value is the provider itself
+    /// (`@Dependency(\.makeItem) var makeItem: Provider<Item>`): it holds that container
+    /// weakly, through a ``PropertyLink``, and each call reads the registration there
+    /// anew, so an override installed since applies.
+    ///
+    /// A provider resolves in the container it holds, strongly, and calling it runs
+    /// `container.resolve(self)`, the road of every resolution, which must not test for a
+    /// link. So the linked provider holds a container of its own, which builds nothing
+    /// and which nothing else reaches, and resolves there a factory whose closure reads
+    /// the link: the call is a factory's, filed for cycles in that container, and the
+    /// registration is resolved in its own container inside it. One such container per
+    /// link, not one for all: two links to one registration, in two containers, may call
+    /// each other, which in one container would read as a cycle.
+    ///
+    /// ```swift
+    /// final class Importer {
+    ///     @Dependency(\.makeParser) var makeParser: Provider<Parser>   // a factory
+    /// }
+    /// // In `container.importer()`, a singleton, `makeParser()` builds in `container`,
+    /// // and `makeParser` does not keep `container` alive.
+    /// ```
+    func linked(to keyPath: AnyKeyPath, in container: DependencyContainer) -> Provider {
+        let link = PropertyLink(to: keyPath, in: container, name: name)
+        let host = DependencyContainer(isMocked: container.isMocked)
+        let site = RegistrationSite(
+            scope: .factory, name: name, fileName: site.fileName, position: site.position, type: site.type,
+            isMainActor: false)
+        return Provider(host, site, argument, nil) { link.provider(as: Provider.self)() }
+    }
+}
+
 /// How long a container keeps what a provider builds.
 ///
 /// A registration picks its scope by the function that makes its provider (`factory`,

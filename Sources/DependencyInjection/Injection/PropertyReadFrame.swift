@@ -1,0 +1,40 @@
+/// The frame of a `@Dependency` property's first read: a ``Frame`` keyed by the property's
+/// storage, in which the read resolves its key path, and which the read holds its trace in
+/// until it has published.
+///
+/// A first read outside every construction is no construction itself: what it resolves is
+/// an outermost resolution, which a tracer hears of (``Trace/isOutsideConstructions(_:)``).
+/// Its batch is delivered once the read has published and its frame has ended, not when
+/// the resolution ends inside the frame: a tracer may read that very property, which would
+/// otherwise be a read inside its own first read, a cycle.
+///
+/// ```swift
+/// container.tracer = .printer
+/// _ = FeedScreen().loader   // printed once `loader` is published
+/// ```
+final class PropertyReadFrame: Frame, @unchecked Sendable {
+    // @unchecked: `deferredTrace` is touched only by the frame's owner, while the frame
+    // is active and then by the read that ran it; no task reads it.
+
+    /// The batch of the outermost resolutions the read made outside every construction,
+    /// for the read to deliver when it ends (``takeDeferredTrace()``).
+    @exclusivity(unchecked) private var deferredTrace: TraceBatch?
+
+    /// The batch that a resolution starting in this frame, outside every construction,
+    /// joins: the one an earlier resolution of this read made, or `made()`, kept for the
+    /// read to deliver.
+    func deferredTrace(makingWith made: () -> TraceBatch) -> TraceBatch {
+        if let deferredTrace { return deferredTrace }
+        let batch = made()
+        deferredTrace = batch
+        return batch
+    }
+
+    /// The batch to deliver now that the read has ended, if it made one; the frame keeps
+    /// none afterwards, since it may be reused.
+    func takeDeferredTrace() -> TraceBatch? {
+        guard let batch = deferredTrace else { return nil }
+        deferredTrace = nil
+        return batch
+    }
+}
