@@ -559,10 +559,9 @@ extension DependencyContainer {
 }
 
 @Suite struct LinkedProviderAttackSwitchTests {
-    /// A test points a singleton's property at the container that keeps it (say, after
-    /// pointing it elsewhere): the property now holds it strongly, and publishes the
-    /// registration's provider, which keeps it too. Pre-existing for every property kind.
-    @Test func switchingAKeptPropertyBackToItsOwnContainerDoesNotKeepIt() async throws {
+    /// A test points a singleton's property at the container that keeps it: the property
+    /// holds it weakly, as before the switch, and publishes a linked provider.
+    @Test func switchingAKeptPropertyToItsOwnContainerDoesNotKeepIt() async throws {
         weak var released: DependencyContainer?
         do {
             let container = DependencyContainer()
@@ -571,10 +570,60 @@ extension DependencyContainer {
             reader.$item.container = container
             _ = try await reader.item()
         }
-        withKnownIssue("a property switched to a container holds it strongly, even the one that keeps its owner") {
-            #expect(released == nil, "the switch made the property hold its own container strongly")
+        #expect(released == nil, "the switch made the property hold its own container strongly")
+    }
+
+    /// A test points a singleton's property at another container, then back: while it
+    /// points away it resolves there and holds that container, and once back it resolves
+    /// in its own container again, weakly.
+    @Test func switchingAKeptPropertyAwayAndBackDoesNotKeepItsOwnContainer() async throws {
+        weak var released: DependencyContainer?
+        let other = DependencyContainer()
+        other.override(\.lpaItem) { LPAItem(label: "other") }
+        do {
+            let container = DependencyContainer()
+            released = container
+            let reader = container.lpaReader()
+            reader.$item.container = other
+            #expect(try await reader.item().label == "other")
+            #expect(reader.$item.container === other)
+            reader.$item.container = container
+            #expect(reader.$item.container === container)
+            #expect(try await reader.item() === container.lpaItem())
         }
-        released?.reset()
-        #expect(released == nil)
+        #expect(released == nil, "switched back, the property held its own container strongly")
+    }
+
+    /// Threads released together read a kept instance's property while another switches
+    /// it between its own container and another: every read gets one of the two
+    /// containers' instances, and once the last switch is back, the own container is
+    /// freed with its instance.
+    @Test func readsRacingSwitchesBetweenTheOwnContainerAndAnother() async {
+        weak var released: DependencyContainer?
+        let other = DependencyContainer()
+        let otherItem = other.lpaFamily("three")
+        let seen = Collected<String>()
+        var finished = false
+        do {
+            let container = DependencyContainer()
+            released = container
+            let reader = container.lpaReader()
+            let ownItem = container.lpaFamily("three")
+            finished = await concurrentlyOffThePool(threads: 6) { index in
+                for round in 0..<200 {
+                    if index == 0 {
+                        reader.$family.container = round.isMultiple(of: 2) ? other : container
+                    } else {
+                        let item = reader.family("three")
+                        if item !== ownItem && item !== otherItem { seen.append("a third instance") }
+                    }
+                }
+                if index == 0 { reader.$family.container = container }
+            }
+            #expect(reader.family("three") === ownItem)
+        }
+        #expect(finished)
+        #expect(seen.values.isEmpty, "\(seen.values.prefix(3))")
+        #expect(released == nil, "the property held its own container strongly after the last switch")
     }
 }

@@ -233,6 +233,11 @@ public struct Dependency<Value> {
     /// A first read that another thread started before, from the old container, ends with
     /// the old container's value: its reader gets it, and the property does not keep it.
     /// An access that starts after the switch does not wait for that read.
+    ///
+    /// The property holds the container it is switched to, except the one that keeps the
+    /// owning object (a singleton's, a scoped instance's), which it holds weakly, as it did
+    /// before any switch: pointing such a property elsewhere in a test, then back, does not
+    /// keep the container alive.
     public var container: DependencyContainer {
         get { storage.resolvingContainer(declaredAt: words.site) }
         nonmutating set { storage.switchContainer(to: newValue) }

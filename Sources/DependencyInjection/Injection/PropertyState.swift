@@ -21,6 +21,9 @@ final class PropertyState {
     /// reference gives the container a side table, and every later retain and release of
     /// it takes the runtime's slow path.
     private weak var weakContainer: DependencyContainer?
+    /// The container that keeps the object owning the property, for a property that held
+    /// it weakly from the start: a switch back to it holds it weakly again (``hold(_:)``).
+    private weak var keeper: DependencyContainer?
     /// The frame of the resolution in progress, if one is.
     private(set) var resolvingFrame: Frame?
     /// Whether a reset, a set or a container switch happened while ``resolvingFrame`` ran:
@@ -43,7 +46,7 @@ final class PropertyState {
     var lookersContainer: DependencyContainer?
 
     init(weaklyHolding container: DependencyContainer) {
-        weakContainer = container
+        (weakContainer, keeper) = (container, container)
     }
 
     /// The state of a storage whose word held `strongContainer` alone, or the frame of a
@@ -102,10 +105,17 @@ final class PropertyState {
         return construction
     }
 
-    /// Holds `container` strongly from now on, and returns the container held before,
-    /// for the caller to release outside the lock.
+    /// Holds `container` from now on, and returns the container held before, for the
+    /// caller to release outside the lock: strongly, unless it is the container that keeps
+    /// the property's owner, which a strong reference would keep alive through its own
+    /// instance (a test points a singleton's property elsewhere, then back).
     func hold(_ container: DependencyContainer) -> DependencyContainer? {
-        defer { (strongContainer, weakContainer) = (container, nil) }
-        return self.container
+        let previous = self.container
+        if let keeper, keeper === container {
+            (strongContainer, weakContainer) = (nil, container)
+        } else {
+            (strongContainer, weakContainer) = (container, nil)
+        }
+        return previous
     }
 }
