@@ -702,6 +702,19 @@ nonisolated final class UsageTraceLog: @unchecked Sendable {
         #expect(log.batches == [["usageProfileStore 0"], ["usageCurrentUser 0"]])
         world.tracer = nil
     }
+
+    /// A session's coordinator makes a screen through the provider it keeps: the tracer
+    /// hears of each screen it pushes, as of a screen the session makes.
+    @Test func aCoordinatorsScreensAreTraced() {
+        let session = DependencyContainer(scopeOf: DependencyContainer.main)
+        let coordinator = session.usageCoordinator()
+        let log = UsageTraceLog()
+        session.tracer = ResolutionTracer { log.append($0) }
+        coordinator.push()
+        _ = session.usageMakeScreen()
+        session.tracer = nil
+        #expect(log.batches == [["usageMakeScreen 0"], ["usageMakeScreen 0"]])
+    }
 }
 
 // MARK: - Suite init inside the test's world; per-property container switch

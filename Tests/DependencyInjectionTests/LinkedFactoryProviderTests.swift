@@ -17,12 +17,18 @@ final class ImportParser: Sendable {
 final class Importer: @unchecked Sendable {
     @Dependency(\.makeParser) var makeParser: Provider<ImportParser>
     @Dependency(\.sharedParser) var sharedParser: Provider<ImportParser>
+    @Dependency(\.makeDerivedParser) var makeDerivedParser: Provider<ImportParser>
     init() {}
 }
 
 extension DependencyContainer {
     var makeParser: Provider<ImportParser> { factory { ImportParser() } }
     var sharedParser: Provider<ImportParser> { singleton { ImportParser(dialect: "shared") } }
+    var makeDerivedParser: Provider<ImportParser> {
+        factory { ImportParser(dialect: "derived from " + self.sharedParser().dialect) }
+    }
+    /// A factory whose construction calls the importer's provider.
+    var parsedImport: Provider<ImportParser> { factory { self.importer().makeParser() } }
     var importer: Provider<Importer> { singleton { Importer() } }
     var requestImporter: Provider<Importer> { scoped { Importer() } }
 }
@@ -151,6 +157,34 @@ extension DependencyContainer {
         }
         let output = standardError(of: result)
         #expect(output.contains("makeParser: the container this provider resolves in was released"), "\(output)")
+    }
+
+    // MARK: - Tracing
+
+    /// A tracer sees a call of the published provider as a call of the registration's:
+    /// from app code, an outermost resolution, with what it needed nested under it.
+    @Test func aCallOfThePublishedProviderIsTracedAsTheRegistrations() {
+        let container = DependencyContainer()
+        let importer = container.importer()
+        let (makeParser, makeDerived) = (importer.makeParser, importer.makeDerivedParser)
+        let batches = Collected<[String]>()
+        container.tracer = ResolutionTracer { events in batches.append(events.map { "\($0.name) \($0.depth)" }) }
+        _ = makeParser()
+        _ = makeDerived()
+        container.tracer = nil
+        #expect(batches.values == [["makeParser 0"], ["makeDerivedParser 0", "sharedParser 1"]])
+    }
+
+    /// Inside a traced construction, the call's resolutions join the construction's batch,
+    /// one level below it.
+    @Test func aCallOfThePublishedProviderInsideAConstructionJoinsItsBatch() {
+        let container = DependencyContainer()
+        _ = container.importer().makeParser
+        let batches = Collected<[String]>()
+        container.tracer = ResolutionTracer { events in batches.append(events.map { "\($0.name) \($0.depth)" }) }
+        _ = container.parsedImport()
+        container.tracer = nil
+        #expect(batches.values == [["parsedImport 0", "importer 1", "makeParser 1"]])
     }
 
     // MARK: - Under load

@@ -141,7 +141,9 @@ extension Provider: LinkedProvider {
     /// the link: the call is a factory's, filed for cycles in that container, and the
     /// registration is resolved in its own container inside it. One such container per
     /// link, not one for all: two links to one registration, in two containers, may call
-    /// each other, which in one container would read as a cycle.
+    /// each other, which in one container would read as a cycle. A tracer does not see
+    /// that factory: what the call resolves is traced as if the provider were the
+    /// registration's (``Frame/isLinkCall``).
     ///
     /// ```swift
     /// final class Importer {
@@ -152,7 +154,7 @@ extension Provider: LinkedProvider {
     /// ```
     func linked(to keyPath: AnyKeyPath, in container: DependencyContainer) -> Provider {
         let link = PropertyLink(to: keyPath, in: container, name: name)
-        let host = DependencyContainer(isMocked: container.isMocked)
+        let host = DependencyContainer(isMocked: container.isMocked, isLinkHost: true)
         let site = RegistrationSite(
             scope: .factory, name: name, fileName: site.fileName, position: site.position, type: site.type,
             isMainActor: false)

@@ -269,7 +269,7 @@ extension DependencyContainer {
                 resolution.override = parent.installedOverride(for: key, below: resolution.override)
             }
             resolution.outcome = Decorated.isOpen(resolution.override) ? .built : .builtFromOverride
-            key.checkArgument(of: name)
+            if key.argument != nil { key.checkArgument(of: name) }
         }
         Frame.checkNoCycle(
             building: key, in: ObjectIdentifier(self), site: resolution.site, owner: resolution.owner,
