@@ -144,16 +144,21 @@ public struct DependenciesTrait: TestTrait, SuiteTrait, TestScoping {
         let scope = TestScope(container: container, applied: traits.map(\.identity))
 
         LiveTestContainers.shared.begin(container)
+        let run = TestCaseRun(framework: .swiftTesting)
         let outcome: Result<Void, any Error>
         do {
-            try await DependencyContainer.withMain(container) {
-                for trait in traits { try await trait.configure?(container) }
-                try await TestScope.$current.withValue(scope) { try await function() }
+            try await TestCaseRun.$current.withValue(run) {
+                try await DependencyContainer.withMain(container) {
+                    for trait in traits { try await trait.configure?(container) }
+                    try await TestScope.$current.withValue(scope) { try await function() }
+                }
             }
             outcome = .success(())
         } catch {
             outcome = .failure(error)
         }
+        // Tasks the test started, which run on, raise no more issues in it.
+        run.end()
         // Issues raised for this container off the test's task fail the test now, in
         // its context, pointing at the registrations that raised them.
         for issue in LiveTestContainers.shared.end(container) { TestRunnerReporter.record(issue) }

@@ -117,13 +117,16 @@ open class DependencyTestCase: XCTestCase {
         let container = DependencyContainer(parent: dependencyParent)
         testContainer = container
         LiveTestContainers.shared.begin(container)
+        let run = TestCaseRun(framework: .xcTest)
         DependencyContainer.withMain(container) {
             // XCTest runs a test case's methods on the main thread, one at a time; say so
             // to the compiler, checked at run time.
             nonisolated(unsafe) let testCase = self
             MainActor.assumeIsolated { testCase.configureDependencies(container) }
-            XCTestScope.$isRunning.withValue(true) { super.invokeTest() }
+            TestCaseRun.$current.withValue(run) { super.invokeTest() }
         }
+        // Tasks the test started, which run on, raise no more issues in it.
+        run.end()
         // Issues raised for this container off the test's thread fail the test now.
         for issue in LiveTestContainers.shared.end(container) { TestRunnerReporter.fail(issue) }
         // Drop what the test cached, overrode and stored, so that a closure or an object
@@ -135,8 +138,4 @@ open class DependencyTestCase: XCTestCase {
     }
 }
 
-/// Whether the current task runs a ``DependencyTestCase`` test.
-enum XCTestScope {
-    @TaskLocal static var isRunning = false
-}
 #endif

@@ -10,10 +10,11 @@ import XCTest
 /// Installed once per process, by the first ``DependenciesTrait`` or
 /// ``DependencyTestCase`` test to run. Issues raised inside a Swift Testing test are
 /// recorded with `Issue.record`, issues raised inside a ``DependencyTestCase`` test with
-/// `XCTFail`. An issue raised elsewhere (a detached task, a dispatch queue) for the
-/// container of a running test, or a child of it, is kept in ``LiveTestContainers`` and
-/// recorded when that test's body returns. Any other issue goes to the reporter that was
-/// installed before.
+/// `XCTFail`, while the test runs (``TestCaseRun``): a task it started that raises one
+/// after it ended is no part of it. An issue raised elsewhere (a detached task, a
+/// dispatch queue) for the container of a running test, or a child of it, is kept in
+/// ``LiveTestContainers`` and recorded when that test's body returns. Any other issue
+/// goes to the reporter that was installed before.
 enum TestRunnerReporter {
     static func install() {
         _ = installation
@@ -22,16 +23,25 @@ enum TestRunnerReporter {
     private static let installation: Void = {
         let previous = DependencyIssue.reporter
         DependencyIssue.reporter = { issue in
-            if Test.current != nil {
+            if let run = TestCaseRun.current {
+                switch run.framework {
+                case .swiftTesting:
+                    if run.whileRunning({ record(issue) }) { return }
+                case .xcTest:
+                    #if canImport(XCTest)
+                    // Not under the run's lock: XCTest may hand the failure to the thread
+                    // that runs the test, which takes that lock to end the run.
+                    if run.isLive {
+                        fail(issue)
+                        return
+                    }
+                    #endif
+                }
+            } else if Test.current != nil {
+                // A Swift Testing test without the trait: the framework knows no more.
                 record(issue)
                 return
             }
-            #if canImport(XCTest)
-            if XCTestScope.isRunning {
-                fail(issue)
-                return
-            }
-            #endif
             if LiveTestContainers.shared.keep(issue) { return }
             previous(issue)
         }
