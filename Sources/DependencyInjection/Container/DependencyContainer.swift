@@ -30,11 +30,6 @@ public final class DependencyContainer: @unchecked Sendable {
     /// as it is. A child container inherits it from its parent.
     public let isMocked: Bool
 
-    /// Whether this container only carries the calls of a linked provider
-    /// (``Provider/linked(to:in:)``): it builds nothing, and the frame its factory files is
-    /// no level of a trace.
-    let isLinkHost: Bool
-
     /// The container this one falls back to for stored values and overrides, if any.
     ///
     /// Set by ``init(parent:)``; `nil` for a container made with ``init(isMocked:)``.
@@ -65,14 +60,8 @@ public final class DependencyContainer: @unchecked Sendable {
     /// ```
     ///
     /// - Parameter isMocked: Whether registrations should serve their test doubles.
-    public convenience init(isMocked: Bool = false) {
-        self.init(isMocked: isMocked, isLinkHost: false)
-    }
-
-    /// A root container; a link's host when `isLinkHost` (``Provider/linked(to:in:)``).
-    init(isMocked: Bool, isLinkHost: Bool) {
+    public init(isMocked: Bool = false) {
         self.isMocked = isMocked
-        self.isLinkHost = isLinkHost
         self.parent = nil
         self.appContainerOfScope = nil
         self.state = .init(ContainerState())
@@ -105,7 +94,6 @@ public final class DependencyContainer: @unchecked Sendable {
     /// scope whose app-wide instances live in `appContainer`.
     init(parent: DependencyContainer, appContainer: DependencyContainer?) {
         self.isMocked = parent.isMocked
-        self.isLinkHost = false
         self.parent = parent
         self.appContainerOfScope = appContainer
         let state = _Locked(ContainerState())

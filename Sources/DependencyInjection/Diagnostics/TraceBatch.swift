@@ -97,8 +97,6 @@ final class Trace: Sendable {
     /// or inside a construction that began untraced (its container had no tracer then),
     /// whose batch could only be delivered inside that construction.
     init?(_ tracer: ResolutionTracer, name: StaticString, type: Any.Type, scope: DependencyScope, enclosing: Frame?) {
-        // A linked provider's call is the caller's: what it resolves runs where the call was.
-        let enclosing = Frame.skippingLinkCalls(enclosing)
         let outermost = Trace.isOutsideConstructions(enclosing)
         guard !TraceBatch.isDelivering, enclosing?.trace != nil || outermost else { return nil }
         let frameDepth = (enclosing?.depth ?? -1) + 1
@@ -137,7 +135,7 @@ final class Trace: Sendable {
         var frame = frame
         while let current = frame {
             guard current.owner == .current, current.isActive else { return true }
-            guard current.isPropertyRead || current.isLinkCall else { return false }
+            guard current.isPropertyRead else { return false }
             frame = current.parent
         }
         return true

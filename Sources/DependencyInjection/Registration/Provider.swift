@@ -141,9 +141,10 @@ extension Provider: LinkedProvider {
     /// the link: the call is a factory's, filed for cycles in that container, and the
     /// registration is resolved in its own container inside it. One such container per
     /// link, not one for all: two links to one registration, in two containers, may call
-    /// each other, which in one container would read as a cycle. A tracer does not see
-    /// that factory: what the call resolves is traced as if the provider were the
-    /// registration's (``Frame/isLinkCall``).
+    /// each other, which in one container would read as a cycle. That factory's frame
+    /// encloses what the call resolves, as a construction that began untraced would, so a
+    /// tracer hears of none of it (a known issue: delivering it inside that frame would run
+    /// the tracer inside the call, where calling the provider again reads as a cycle).
     ///
     /// ```swift
     /// final class Importer {
@@ -154,7 +155,7 @@ extension Provider: LinkedProvider {
     /// ```
     func linked(to keyPath: AnyKeyPath, in container: DependencyContainer) -> Provider {
         let link = PropertyLink(to: keyPath, in: container, name: name)
-        let host = DependencyContainer(isMocked: container.isMocked, isLinkHost: true)
+        let host = DependencyContainer(isMocked: container.isMocked)
         let site = RegistrationSite(
             scope: .factory, name: name, fileName: site.fileName, position: site.position, type: site.type,
             isMainActor: false)

@@ -173,10 +173,6 @@ class Frame: @unchecked Sendable {
     /// Whether this is the frame of a `@Dependency` property's first read, not of a
     /// construction.
     final var isPropertyRead: Bool { self is PropertyReadFrame }
-    /// Whether this is the frame of a linked provider's call, in the container of its own
-    /// that carries it (``DependencyContainer/isLinkHost``): no construction, and no level
-    /// of a trace, which sees the resolution the call makes as the caller's own.
-    @exclusivity(unchecked) private(set) var isLinkCall = false
     /// The scope container this frame builds for, when `building` is that scope's app
     /// container building an app-wide instance the scope asked for: what the construction
     /// asks of the scope, it asks of `building`.
@@ -234,22 +230,6 @@ class Frame: @unchecked Sendable {
         var ended: UnsafeRawPointer? = nil
         _ = _stdlib_atomicCompareExchangeStrongPtr(
             object: activeWordAddress, expected: &ended, desired: UnsafeRawPointer(bitPattern: 1))
-    }
-
-    /// Marks this frame, the object made for a plain frame of a linked provider's call, as
-    /// such (``isLinkCall``): its depth is its parent's, so that what the call resolves
-    /// sits one level below the caller, as a call of the registration's provider would.
-    final func markLinkCall() {
-        isLinkCall = true
-        depth -= 1
-    }
-
-    /// The innermost of `frame` and the frames it runs in that is not a linked provider's
-    /// call: what a resolution in `frame` is traced as running in.
-    static func skippingLinkCalls(_ frame: Frame?) -> Frame? {
-        var frame = frame
-        while let current = frame, current.isLinkCall { frame = current.parent }
-        return frame
     }
 
     /// Lets go of what this ended frame refers to (the frames it ran in, the trace batch),

@@ -361,7 +361,6 @@ enum ThreadFrames {
                 container: plain.pointee.container, building: plain.pointee.building, keepsResult: false,
                 key: plain.pointee.key, site: plain.pointee.site, servesScope: nil, trace: nil,
                 owner: plain.pointee.owner, parent: below)
-            if plain.pointee.building.isLinkHost { object.markLinkCall() }
             plain.pointee.object = Unmanaged.passRetained(object)
             return object
         }
