@@ -28,48 +28,72 @@ final class TestCaseRun: Sendable {
     @TaskLocal static var current: TestCaseRun?
 
     let framework: Framework
-    /// Whether the test case is still running; guarded by its own lock, which recording an
-    /// issue holds, so that none is recorded after ``end()`` returns.
-    private let isRunning = _LockedFlag()
+    /// Whether the test case still runs, and the recordings under way in it.
+    private let state = RunState()
 
     init(framework: Framework) {
         self.framework = framework
     }
 
-    /// Runs `record` if the test case still runs, and says whether it did. Holding the
-    /// run's lock: ``end()`` waits for it, so the issue reaches the test before it ends.
-    /// Only for a recording that never waits for the thread that ends the run.
+    /// Runs `record` if the test case still runs, and says whether it did. ``end()`` waits
+    /// for it, so the issue reaches the test before the test ends. No lock is held while
+    /// `record` runs: the test framework runs code of the test's there (a known issue's
+    /// matcher, an issue handler), which may raise an issue of its own. Only for a
+    /// recording that never waits for the task that ends the run.
     func whileRunning(_ record: () -> Void) -> Bool {
-        isRunning.ifSet(record)
+        guard state.beginRecording() else { return false }
+        defer { state.endRecording() }
+        record()
+        return true
     }
 
     /// Whether the test case still runs, for a recording that may wait for the thread
-    /// that ends the run, which must not hold the lock (`XCTFail` from another thread).
+    /// that ends the run, which ``end()`` must then not wait for (`XCTFail` from another
+    /// thread, on systems whose XCTest hands it to the thread that runs the test).
     var isLive: Bool {
-        isRunning.ifSet {}
+        state.isRunning
     }
 
-    /// Ends the run, once its body has returned.
+    /// Ends the run, once its body has returned, after the recordings under way.
     func end() {
-        isRunning.clear()
+        state.end()
     }
 }
 
-/// A flag that starts set, under a lock of its own.
-private final class _LockedFlag: @unchecked Sendable {
-    // @unchecked: `isSet` is only touched while holding `lock`.
-    private let lock = NSLock()
-    private var isSet = true
+/// Whether a run is live, and how many recordings run in it, under one condition.
+private final class RunState: @unchecked Sendable {
+    // @unchecked: `running` and `recordings` are only touched while holding `condition`.
+    private let condition = NSCondition()
+    private var running = true
+    private var recordings = 0
 
-    func ifSet(_ body: () -> Void) -> Bool {
-        lock.withLock {
-            guard isSet else { return false }
-            body()
-            return true
-        }
+    var isRunning: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return running
     }
 
-    func clear() {
-        lock.withLock { isSet = false }
+    /// Counts a recording that starts, if the run is live.
+    func beginRecording() -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        guard running else { return false }
+        recordings += 1
+        return true
+    }
+
+    func endRecording() {
+        condition.lock()
+        recordings -= 1
+        if recordings == 0 { condition.broadcast() }
+        condition.unlock()
+    }
+
+    /// Ends the run: no recording starts from now on, and the ones under way finish first.
+    func end() {
+        condition.lock()
+        running = false
+        while recordings > 0 { condition.wait() }
+        condition.unlock()
     }
 }

@@ -116,6 +116,29 @@ extension DependencyContainer {
     }
 }
 
+extension DependencyContainer {
+    /// Another module's logger: a placeholder in these tests.
+    var lateIssueLogger: Provider<any Analytics> { unimplemented(placeholder: NoAnalytics()) }
+}
+
+/// Recording an issue runs code of the test's on the recording thread (a known issue's
+/// matcher), which may raise an issue of its own: it is recorded too, and nothing waits
+/// for itself.
+@Suite struct NestedIssueTests {
+    @Test(.dependencies) func aKnownIssueMatcherThatUsesAPlaceholder() {
+        let matched = Locked(0)
+        withKnownIssue {
+            _ = DependencyContainer.main.analytics()
+        } matching: { _ in
+            if matched.withValue({ count -> Bool in count += 1; return count == 1 }) {
+                _ = DependencyContainer.main.lateIssueLogger()
+            }
+            return true
+        }
+        #expect(matched.value == 2, "the matcher saw the placeholder's issue and the logger's")
+    }
+}
+
 extension Result {
     fileprivate var isFailure: Bool {
         if case .failure = self { true } else { false }
