@@ -125,6 +125,11 @@ final class ServedFailures: @unchecked Sendable {
         let app = DependencyContainer()
         let storeBuilds = Counter()
         app.setValue(storeBuilds, forKey: "served.storeBuilds")
+        // Built at launch, as a server builds its app-wide services: built under load, the
+        // store would count as built from the clock that another thread resolves meanwhile
+        // ("Built from" is judged by what ran while it was built, in the Scopes article),
+        // and the clock's next override would rebuild it.
+        let store = app.servedStore()
         let sessions = (0..<4).map { index -> DependencyContainer in
             let session = DependencyContainer(scopeOf: app)
             session.override(\.servedSessionName) { "session \(index)" }
@@ -182,6 +187,7 @@ final class ServedFailures: @unchecked Sendable {
         #expect(finished)
         #expect(failures.all.isEmpty, "\(failures.all.prefix(10))")
         #expect(storeBuilds.count == 1, "the app's store was built \(storeBuilds.count) times")
+        #expect(app.servedStore() === store)
         #expect(refs.count == requests * 5)
         // A thread or task lets go of what it captured as it ends, which may come just
         // after the test saw its work end: wait for that, behind the hang guard.
