@@ -149,8 +149,10 @@ extension DependencyContainer {
         let tree = try #require(batches.values.first)
         #expect(batches.values.count == 1)
         #expect(tree.first?.name == "tracedScreenHolder")
-        #expect(tree.map(\.name).contains("cachedFeedLoader"))
-        #expect(tree.dropFirst().allSatisfy { $0.depth > 0 })
+        // The read is no level of its own: what it resolves is one level below the
+        // construction, as what the construction resolves itself.
+        #expect(tree.map(\.name) == ["tracedScreenHolder", "cachedFeedLoader", "feedLoader", "httpClient"])
+        #expect(tree.map(\.depth) == [0, 1, 2, 3])
     }
 
     /// A tracer that reads a property of a new object itself, while a first read's batch is

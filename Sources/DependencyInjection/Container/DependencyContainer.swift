@@ -30,6 +30,12 @@ public final class DependencyContainer: @unchecked Sendable {
     /// as it is. A child container inherits it from its parent.
     public let isMocked: Bool
 
+    /// Whether this is the private container of a linked provider
+    /// (``Provider/linked(to:in:)``), in whose frame the provider's call reads its
+    /// registration: an object created meanwhile takes the container the link reads
+    /// (``SeldomUsedState/linkTarget``), not this one, which builds nothing.
+    let isLinkHost: Bool
+
     /// The container this one falls back to for stored values and overrides, if any.
     ///
     /// Set by ``init(parent:)``; `nil` for a container made with ``init(isMocked:)``.
@@ -62,9 +68,28 @@ public final class DependencyContainer: @unchecked Sendable {
     /// - Parameter isMocked: Whether registrations should serve their test doubles.
     public init(isMocked: Bool = false) {
         self.isMocked = isMocked
+        self.isLinkHost = false
         self.parent = nil
         self.appContainerOfScope = nil
         self.state = .init(ContainerState())
+        self.slotInParent = 0
+    }
+
+    /// The private container of a provider linked to `target`'s registration
+    /// (``Provider/linked(to:in:)``): it has no parent and builds nothing, and an object
+    /// created in its frame takes `target`, which it holds weakly, as the link does.
+    ///
+    /// ```swift
+    /// let host = DependencyContainer(linkingTo: container)
+    /// ```
+    init(linkingTo target: DependencyContainer) {
+        self.isMocked = target.isMocked
+        self.isLinkHost = true
+        self.parent = nil
+        self.appContainerOfScope = nil
+        var state = ContainerState()
+        state.linkTarget = target
+        self.state = .init(state)
         self.slotInParent = 0
     }
 
@@ -94,6 +119,7 @@ public final class DependencyContainer: @unchecked Sendable {
     /// scope whose app-wide instances live in `appContainer`.
     init(parent: DependencyContainer, appContainer: DependencyContainer?) {
         self.isMocked = parent.isMocked
+        self.isLinkHost = false
         self.parent = parent
         self.appContainerOfScope = appContainer
         let state = _Locked(ContainerState())

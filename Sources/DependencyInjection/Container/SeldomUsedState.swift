@@ -46,6 +46,9 @@ final class SeldomUsedState {
     /// reaching the scopes. A scope's own change of the same keys
     /// reads them with the record of uses, which the drop forgot.
     @exclusivity(unchecked) var staleUnderWay: [ContainerState.StaleHanding] = .init()
+    /// In the private container of a linked provider: the container whose registration
+    /// the link reads (``DependencyContainer/isLinkHost``), held weakly, as the link holds it.
+    @exclusivity(unchecked) weak var linkTarget: DependencyContainer?
 
     /// Whether it keeps no instance, argument or teardown: what
     /// ``ContainerState/hasNothingToDrop`` asks of it.
@@ -96,6 +99,11 @@ extension ContainerState {
     }
 
     /// ``SeldomUsedState/staleUnderWay``: empty until the first change.
+    var linkTarget: DependencyContainer? {
+        get { seldom?.linkTarget }
+        set { madeSeldom.linkTarget = newValue }
+    }
+
     var staleUnderWay: [ContainerState.StaleHanding] {
         get { seldom?.staleUnderWay ?? .init() }
         _modify { yield &madeSeldom.staleUnderWay }

@@ -67,6 +67,13 @@ public struct ResolutionEvent: Sendable, Hashable, CustomStringConvertible {
         self.duration = duration
     }
 
+    /// This event, `levels` levels nearer the outermost resolution: for a tracer that
+    /// hears of part of a tree only, whose outermost event it hears of is at depth 0.
+    func movedUp(by levels: Int) -> ResolutionEvent {
+        ResolutionEvent(
+            name: name, type: type, scope: scope, outcome: outcome, depth: depth - levels, duration: duration)
+    }
+
     /// One line, indented by two spaces per level of depth, such as
     /// `  httpClient: HTTPClient [singleton] built in 0.012 ms`.
     public var description: String {
@@ -104,7 +111,13 @@ public struct ResolutionEvent: Sendable, Hashable, CustomStringConvertible {
 /// model, a handler) is no construction: what it resolves is an outermost resolution, at
 /// depth 0, delivered once the property holds its value, so a tracer may read that
 /// property too. A first read inside a construction is part of it, and its events join
-/// the construction's.
+/// the construction's, one level below it, as what the construction resolves itself.
+///
+/// Each container reports to its own tracer. When one resolution crosses containers
+/// with different tracers (a scope and its app container, a child and its parent), each
+/// tracer receives its own container's events, with depths counted from the outermost of
+/// them, at 0. The events an async resolution that throws delivers keep their depths:
+/// they are below the resolution that threw.
 ///
 /// Two kinds of resolution are not reported, because their events could only be delivered
 /// inside a construction, where a tracer that resolves would wait for itself: those made

@@ -56,6 +56,12 @@ final class TraceBatch: Sendable {
     }
 
     /// Hands the events to their tracers, in start order, one call per tracer.
+    ///
+    /// A tracer that hears of part of a tree whose outermost events another tracer hears
+    /// of (a scope's and its app container's, a child's and its parent's) gets its events
+    /// measured from the outermost of them, at depth 0: a tree of its own. The events of a
+    /// resolution that threw keep their depths: what it built before it threw is below it,
+    /// though it has no event of its own.
     func deliver() {
         let events = state.withLock { state in
             state.delivered = true
@@ -64,8 +70,12 @@ final class TraceBatch: Sendable {
         }
         var remaining = events[...]
         TraceBatch.delivering {
+            let outermostOfAll = events.lazy.map(\.event.depth).min() ?? 0
             while let first = remaining.first {
-                first.tracer.deliver(remaining.filter { $0.tracer === first.tracer }.map(\.event))
+                let own = remaining.filter { $0.tracer === first.tracer }.map(\.event)
+                let outermost = own.lazy.map(\.depth).min() ?? 0
+                let shift = outermost > outermostOfAll ? outermost : 0
+                first.tracer.deliver(shift == 0 ? own : own.map { $0.movedUp(by: shift) })
                 remaining = remaining.filter { $0.tracer !== first.tracer }[...]
             }
         }

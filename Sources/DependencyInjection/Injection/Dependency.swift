@@ -238,6 +238,21 @@ public struct Dependency<Value> {
     /// owning object (a singleton's, a scoped instance's), which it holds weakly, as it did
     /// before any switch: pointing such a property elsewhere in a test, then back, does not
     /// keep the container alive.
+    ///
+    /// A value read while the property pointed elsewhere stays with the property until the
+    /// owning object goes, since a reader may still be copying it. If that value holds the
+    /// container that keeps the object (a child of it holds it as its parent, and so does
+    /// what the child built), the object and the container keep each other: `reset()` or
+    /// `shutdown()` of that container releases what it keeps, and ends that. The testing
+    /// product's trait and `DependencyTestCase` reset each test's container when the test
+    /// ends.
+    ///
+    /// ```swift
+    /// let child = DependencyContainer(parent: container)
+    /// container.importer().$makeParser.container = child
+    /// _ = container.importer().makeParser()   // a provider of `child`, kept by the property
+    /// container.reset()                       // releases the importer, and with it `child`
+    /// ```
     public var container: DependencyContainer {
         get { storage.resolvingContainer(declaredAt: words.site) }
         nonmutating set { storage.switchContainer(to: newValue) }

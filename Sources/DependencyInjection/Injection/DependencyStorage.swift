@@ -424,7 +424,7 @@ final class DependencyStorage: @unchecked Sendable {
             return PropertyReadFrame(
                 container: ObjectIdentifier(self), building: container, keepsResult: keepsResult,
                 key: Self.resolutionKey, site: site, servesScope: nil, trace: enclosing?.trace, owner: owner,
-                parent: enclosing)
+                parent: enclosing, isPropertyRead: true)
         }
         spare.reuse(
             forReadOf: ObjectIdentifier(self), from: container, keepsResult: keepsResult, site: site,

@@ -155,7 +155,7 @@ extension Provider: LinkedProvider {
     /// ```
     func linked(to keyPath: AnyKeyPath, in container: DependencyContainer) -> Provider {
         let link = PropertyLink(to: keyPath, in: container, name: name)
-        let host = DependencyContainer(isMocked: container.isMocked)
+        let host = DependencyContainer(linkingTo: container)
         let site = RegistrationSite(
             scope: .factory, name: name, fileName: site.fileName, position: site.position, type: site.type,
             isMainActor: false)

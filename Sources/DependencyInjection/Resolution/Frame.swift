@@ -181,6 +181,11 @@ class Frame: @unchecked Sendable {
     @exclusivity(unchecked) private(set) var parent: Frame?
     /// The trace batch of the outermost traced resolution, if tracing.
     @exclusivity(unchecked) private(set) var trace: TraceBatch?
+    /// How many constructions enclose this frame, for trace depths: 0 for the outermost.
+    /// A property's first read is no level of its own: what it resolves inside a
+    /// construction is one level below that construction, as what the construction
+    /// resolves itself, and a first read that nothing encloses is at -1, so that what it
+    /// resolves is at 0.
     @exclusivity(unchecked) private(set) var depth: Int
     /// Which of its thread's buckets files this frame (see ``ThreadFrames``).
     @exclusivity(unchecked) private(set) var bucket: Int
@@ -194,7 +199,8 @@ class Frame: @unchecked Sendable {
 
     init(
         container: ObjectIdentifier, building: DependencyContainer, keepsResult: Bool, key: RegistrationKey,
-        site: Site, servesScope: ObjectIdentifier?, trace: TraceBatch?, owner: Owner, parent: Frame?
+        site: Site, servesScope: ObjectIdentifier?, trace: TraceBatch?, owner: Owner, parent: Frame?,
+        isPropertyRead: Bool = false
     ) {
         self.container = container
         self.building = building
@@ -206,7 +212,7 @@ class Frame: @unchecked Sendable {
         self.owner = owner
         self.parent = parent
         self.trace = trace
-        self.depth = (parent?.depth ?? -1) + 1
+        self.depth = (parent?.depth ?? -1) + (isPropertyRead ? 0 : 1)
         self.bucket = Frame.bucket(of: key, in: container)
     }
 
@@ -225,7 +231,7 @@ class Frame: @unchecked Sendable {
     ) {
         (container, self.building, buildingID) = (storage, building, ObjectIdentifier(building))
         (self.keepsResult, self.site, self.owner) = (keepsResult, site, owner)
-        (self.parent, self.trace, depth) = (parent, trace, (parent?.depth ?? -1) + 1)
+        (self.parent, self.trace, depth) = (parent, trace, parent?.depth ?? -1)
         (bucket, sameBucketBelow) = (Frame.bucket(of: key, in: storage), nil)
         var ended: UnsafeRawPointer? = nil
         _ = _stdlib_atomicCompareExchangeStrongPtr(
@@ -345,9 +351,15 @@ class Frame: @unchecked Sendable {
     /// let (owner, innermost) = Frame.ownerAndInnermost
     /// let container = Frame.building(from: innermost, owner: owner) ?? .main
     /// ```
+    ///
+    /// The frame of a linked provider's call builds in the provider's private container,
+    /// which builds nothing: what the call's reading of the registration creates (in the
+    /// registration's getter, or a `deinit` run there) takes the container the link reads.
     static func building(from innermost: Frame?, owner: Owner) -> DependencyContainer? {
         guard let frame = innermost, frame.isActive, frame.owner == owner else { return nil }
-        return frame.building
+        let building = frame.building
+        guard building.isLinkHost else { return building }
+        return building.state.withLock { $0.linkTarget } ?? building
     }
 
     /// The scope that the innermost construction, run by this owner, builds an app-wide
