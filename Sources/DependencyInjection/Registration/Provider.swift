@@ -139,7 +139,9 @@ extension Provider: LinkedProvider {
     /// link. So the linked provider holds a container of its own, which builds nothing
     /// and which nothing else reaches, and resolves there a factory whose closure reads
     /// the link: the call is a factory's, filed for cycles in that container, and the
-    /// registration is resolved in its own container inside it. One such container per
+    /// registration is resolved in its own container inside it. An object created while
+    /// the call reads the registration (in its getter, or a `deinit` run there) takes that
+    /// container, not the private one (``Frame/building(from:owner:)``). One such container per
     /// link, not one for all: two links to one registration, in two containers, may call
     /// each other, which in one container would read as a cycle. That factory's frame
     /// encloses what the call resolves, as a construction that began untraced would, so a
