@@ -143,13 +143,15 @@ struct ContainerState {
     /// container (a test's world, a request's scope) a table. The first resolution that
     /// waits for it makes the room where it waits (``Resolution/waitRoom()``).
     mutating func claim(_ key: RegistrationKey, scope: DependencyScope) -> Claim {
-        recordUse(of: key)
+        // Checked here, not only inside the calls: a first build, which records and waits
+        // for nothing, would pay for the calls alone.
+        if isBuilding { recordUse(of: key) }
         guard scope.isBuiltOnceByContainer else { return .build }
         if let box = singletons.box(for: key) { return .cached(box) }
         if scope == .shared, hasSharedInstances, let object = sharedInstances[key]?.object {
             return .cached(object)
         }
-        if let running = building.construction(of: key) { return .await(running.waitRoom()) }
+        if !building.isEmpty, let running = building.construction(of: key) { return .await(running.waitRoom()) }
         return .build
     }
 
@@ -195,11 +197,11 @@ struct ContainerState {
         }
         if weakly {
             released.keep(sharedInstances.updateValue(Weak(object), forKey: key))
-            noteArgument(of: key)
+            if key.argument != nil { noteArgument(of: key) }
             sweepDeadSharedInstances(released: &released)
         } else {
             released.keep(singletons.insert(object, for: key))
-            noteArgument(of: key)
+            if key.argument != nil { noteArgument(of: key) }
             if let teardown {
                 teardownsKept += 1
                 released.keep(teardowns.updateValue((teardownsKept, teardown), forKey: key))

@@ -47,7 +47,8 @@ extension DependencyContainer {
             }
             return provider.make()
         }
-        guard let handover = appContainer(resolving: provider.key, provider.scope) else {
+        // Only a scope hands over: every other container skips the call.
+        guard appContainerOfScope != nil, let handover = appContainer(resolving: provider.key, provider.scope) else {
             return resolveSlowly(provider, servingScope: nil)
         }
         return resolve(provider, handingOver: handover)
@@ -271,9 +272,12 @@ extension DependencyContainer {
             resolution.outcome = Decorated.isOpen(resolution.override) ? .built : .builtFromOverride
             if key.argument != nil { key.checkArgument(of: name) }
         }
-        Frame.checkNoCycle(
-            building: key, in: ObjectIdentifier(self), site: resolution.site, owner: resolution.owner,
-            from: resolution.enclosing)
+        // Nothing encloses most first builds: nothing to check, and no call.
+        if resolution.enclosing != nil {
+            Frame.checkNoCycle(
+                building: key, in: ObjectIdentifier(self), site: resolution.site, owner: resolution.owner,
+                from: resolution.enclosing)
+        }
         return (resolution, claim)
     }
 
