@@ -157,6 +157,7 @@ struct ContainerState {
 
     /// Lists `construction`, which ``claim(_:scope:)`` told to build what this container
     /// keeps, among the constructions running here, until ``complete(_:keeping:weakly:teardown:checkingOwnAgainst:released:)``.
+    @inline(__always)
     mutating func startBuilding(_ construction: Resolution) {
         building.append(construction)
     }
