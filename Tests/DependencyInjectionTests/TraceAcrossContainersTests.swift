@@ -21,7 +21,34 @@ final class CrossTraceHandler: Sendable {
     init(service: CrossTraceService) { self.service = service }
 }
 
+final class CrossTraceOther: Sendable {
+    init() {}
+}
+
+/// Why the throwing handler failed.
+struct CrossTraceFailure: Error {}
+
 extension DependencyContainer {
+    var crossTraceOther: Provider<CrossTraceOther> { singleton { CrossTraceOther() } }
+    /// A scoped part built from the app's service, then the app's other singleton: the
+    /// app container's tracer hears of two trees, the first deeper than the second.
+    var crossTraceWideHandler: Provider<CrossTraceHandler> {
+        scoped {
+            let handler = CrossTraceHandler(service: self.crossTraceScopedService())
+            _ = self.crossTraceOther()
+            return handler
+        }
+    }
+    var crossTraceScopedService: Provider<CrossTraceService> {
+        scoped { self.crossTraceService() }
+    }
+    /// Builds the scoped handler, then throws: what it built is delivered below it.
+    var crossTraceThrowingHandler: AsyncProvider<CrossTraceHandler> {
+        factory { () async throws -> CrossTraceHandler in
+            _ = self.crossTraceHandler()
+            throw CrossTraceFailure()
+        }
+    }
     var crossTracePart: Provider<CrossTracePart> { factory { CrossTracePart() } }
     var crossTraceService: Provider<CrossTraceService> {
         singleton { CrossTraceService(part: self.crossTracePart()) }
@@ -63,5 +90,45 @@ extension DependencyContainer {
         #expect(events.values.count == 1)
         #expect(tree.map(\.name) == ["crossTraceHandler", "crossTraceService", "crossTracePart"])
         #expect(tree.map(\.depth) == [0, 1, 2])
+    }
+
+    /// The app container's tracer hears of the service (and its part) and of the other
+    /// singleton, at depths 2, 3 and 1 of the request's tree: two trees of its own, each
+    /// from depth 0, never an event deeper than the one before it with nothing above it.
+    @Test func aTracerHearingTwoTreesHearsOfEachFromDepthZero() throws {
+        let app = DependencyContainer()
+        let appEvents = Collected<[ResolutionEvent]>()
+        app.tracer = ResolutionTracer { appEvents.append($0) }
+        let request = DependencyContainer(scopeOf: app)
+        let requestEvents = Collected<[ResolutionEvent]>()
+        request.tracer = ResolutionTracer { requestEvents.append($0) }
+
+        _ = request.crossTraceWideHandler()
+
+        let requestTree = try #require(requestEvents.values.first)
+        #expect(requestTree.map(\.name) == ["crossTraceWideHandler", "crossTraceScopedService"])
+        #expect(requestTree.map(\.depth) == [0, 1])
+        let appTree = try #require(appEvents.values.first)
+        #expect(appEvents.values.count == 1)
+        #expect(appTree.map(\.name) == ["crossTraceService", "crossTracePart", "crossTraceOther"])
+        #expect(appTree.map(\.depth) == [0, 1, 0])
+    }
+
+    /// An async resolution that throws has no event of its own: what it built is
+    /// delivered one level below it, to each tracer.
+    @Test func whatAThrowingResolutionBuiltIsBelowItForEveryTracer() async throws {
+        let app = DependencyContainer()
+        let appEvents = Collected<[ResolutionEvent]>()
+        app.tracer = ResolutionTracer { appEvents.append($0) }
+        let request = DependencyContainer(scopeOf: app)
+        let requestEvents = Collected<[ResolutionEvent]>()
+        request.tracer = ResolutionTracer { requestEvents.append($0) }
+
+        await #expect(throws: CrossTraceFailure.self) { try await request.crossTraceThrowingHandler() }
+
+        #expect(requestEvents.values.map { $0.map(\.name) } == [["crossTraceHandler"]])
+        #expect(requestEvents.values.first?.map(\.depth) == [1])
+        #expect(appEvents.values.map { $0.map(\.name) } == [["crossTraceService", "crossTracePart"]])
+        #expect(appEvents.values.first?.map(\.depth) == [1, 2])
     }
 }

@@ -57,27 +57,46 @@ final class TraceBatch: Sendable {
 
     /// Hands the events to their tracers, in start order, one call per tracer.
     ///
-    /// A tracer that hears of part of a tree whose outermost events another tracer hears
-    /// of (a scope's and its app container's, a child's and its parent's) gets its events
-    /// measured from the outermost of them, at depth 0: a tree of its own. The events of a
-    /// resolution that threw keep their depths: what it built before it threw is below it,
-    /// though it has no event of its own.
+    /// When the batch crossed containers with tracers of their own (a scope's and its app
+    /// container's, a child's and its parent's), each tracer hears of its part as a tree
+    /// of its own (``ownTree(_:from:)``). Otherwise the one tracer hears of the batch's
+    /// depths as they are.
     func deliver() {
         let events = state.withLock { state in
             state.delivered = true
             defer { state.events = [] }
             return state.events.sorted { $0.sequence < $1.sequence }
         }
+        // The outermost depth of the batch: 0, or 1 when the resolution that began it threw
+        // and has no event of its own, whose events are below it.
+        let outermost = events.lazy.map(\.event.depth).min() ?? 0
         var remaining = events[...]
         TraceBatch.delivering {
-            let outermostOfAll = events.lazy.map(\.event.depth).min() ?? 0
             while let first = remaining.first {
                 let own = remaining.filter { $0.tracer === first.tracer }.map(\.event)
-                let outermost = own.lazy.map(\.depth).min() ?? 0
-                let shift = outermost > outermostOfAll ? outermost : 0
-                first.tracer.deliver(shift == 0 ? own : own.map { $0.movedUp(by: shift) })
+                first.tracer.deliver(own.count == events.count ? own : Self.ownTree(own, from: outermost))
                 remaining = remaining.filter { $0.tracer !== first.tracer }[...]
             }
+        }
+    }
+
+    /// `events`, one tracer's part of a batch in start order, as a tree of their own: each
+    /// event one level below the nearest earlier one of them that encloses it, and those
+    /// that none of them encloses at `outermost`. An app container's tracer that hears of
+    /// the singletons a request's handler used, at depths 1 and 2 of the request's tree,
+    /// hears of them at 0 and 1.
+    ///
+    /// ```swift
+    /// TraceBatch.ownTree(appEvents, from: 0)   // depths [2, 3, 1] become [0, 1, 0]
+    /// ```
+    static func ownTree(_ events: [ResolutionEvent], from outermost: Int) -> [ResolutionEvent] {
+        // The enclosing events: their depths in the batch and in the tree.
+        var enclosing: [(batch: Int, own: Int)] = []
+        return events.map { event in
+            while let last = enclosing.last, last.batch >= event.depth { enclosing.removeLast() }
+            let depth = enclosing.last.map { $0.own + 1 } ?? outermost
+            enclosing.append((event.depth, depth))
+            return event.movedUp(by: event.depth - depth)
         }
     }
 

@@ -245,7 +245,7 @@ public struct Dependency<Value> {
     /// what the child built), the object and the container keep each other: `reset()` or
     /// `shutdown()` of that container releases what it keeps, and ends that. The testing
     /// product's trait and `DependencyTestCase` reset each test's container when the test
-    /// ends.
+    /// ends, which ends it for what that container keeps (not for what its parent keeps).
     ///
     /// ```swift
     /// let child = DependencyContainer(parent: container)

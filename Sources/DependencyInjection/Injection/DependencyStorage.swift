@@ -88,8 +88,13 @@ final class DependencyStorage: @unchecked Sendable {
         // A construction of `container` still running builds something the container
         // keeps (a singleton, directly or through a task it started, or an object whose
         // property it resolves): holding the container strongly would keep both forever.
+        // So does a linked provider's call reading its registration, for an instance the
+        // container keeps.
         self.getter = _PropertyGetterWord(getter)
-        if innermost != nil && Frame.keepsResult(of: container, from: innermost) {
+        if innermost != nil
+            && (Frame.keepsResult(of: container, from: innermost)
+                || (chosen == nil && Frame.linkedCallTarget(from: innermost, owner: owner) === container))
+        {
             stateWord = _PropertyStateWord.word(ofBusy: PropertyState(weaklyHolding: container))
         } else {
             stateWord = _PropertyStateWord.word(of: container)

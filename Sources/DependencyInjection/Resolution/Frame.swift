@@ -354,12 +354,29 @@ class Frame: @unchecked Sendable {
     ///
     /// The frame of a linked provider's call builds in the provider's private container,
     /// which builds nothing: what the call's reading of the registration creates (in the
-    /// registration's getter, or a `deinit` run there) takes the container the link reads.
+    /// registration's getter, or a `deinit` run there) takes the container the link reads
+    /// (see ``linkedCallTarget(from:owner:)``), or none when that container is gone.
     static func building(from innermost: Frame?, owner: Owner) -> DependencyContainer? {
         guard let frame = innermost, frame.isActive, frame.owner == owner else { return nil }
         let building = frame.building
         guard building.isLinkHost else { return building }
-        return building.state.withLock { $0.linkTarget } ?? building
+        return building.state.withLock { $0.linkTarget }
+    }
+
+    /// The container a linked provider's call reads its registration in, when the
+    /// innermost construction this owner runs is that call, and the container lives.
+    ///
+    /// Such a call exists only for an instance its container keeps (``Provider/linked(to:in:)``),
+    /// as a property's first read does: what the call's reading creates holds the
+    /// container weakly, as what that read's getter creates does, since the instance the
+    /// call builds may keep it.
+    ///
+    /// ```swift
+    /// let weakly = Frame.linkedCallTarget(from: innermost, owner: owner) === container
+    /// ```
+    static func linkedCallTarget(from innermost: Frame?, owner: Owner) -> DependencyContainer? {
+        guard let frame = innermost, frame.isActive, frame.owner == owner, frame.building.isLinkHost else { return nil }
+        return frame.building.state.withLock { $0.linkTarget }
     }
 
     /// The scope that the innermost construction, run by this owner, builds an app-wide
