@@ -268,9 +268,14 @@ public struct Dependency<Value> {
     /// model.$token.reset()   // the next read sees "new-token"
     /// ```
     ///
-    /// A value set through ``wrappedValue`` is dropped too. As after a container switch,
+    /// A value set through ``wrappedValue`` is forgotten too. As after a container switch,
     /// a first read already running ends for its own reader, and the next access resolves
     /// again without waiting for it.
+    ///
+    /// The value forgotten stays with the property until the owning object goes, since a
+    /// reader on another thread may still be copying it: its `deinit` runs then. An object
+    /// that lives long and resets a property over and over (a read of a factory, then a
+    /// reset, in a loop) keeps every value it read; make a new object instead.
     public func reset() {
         storage.replace(with: nil)
     }
