@@ -29,6 +29,23 @@ final class CrossTraceOther: Sendable {
 struct CrossTraceFailure: Error {}
 
 extension DependencyContainer {
+    /// A scoped handler that resolves an app singleton, then a scoped part that resolves
+    /// another: the two app singletons are siblings, under different request events.
+    var crossTraceSiblingsHandler: Provider<CrossTraceOther> {
+        scoped {
+            _ = self.crossTraceFirstSibling()
+            _ = self.crossTraceSiblingPart()
+            return CrossTraceOther()
+        }
+    }
+    var crossTraceSiblingPart: Provider<CrossTraceOther> {
+        scoped {
+            _ = self.crossTraceSecondSibling()
+            return CrossTraceOther()
+        }
+    }
+    var crossTraceFirstSibling: Provider<CrossTraceOther> { singleton { CrossTraceOther() } }
+    var crossTraceSecondSibling: Provider<CrossTraceOther> { singleton { CrossTraceOther() } }
     var crossTraceOther: Provider<CrossTraceOther> { singleton { CrossTraceOther() } }
     /// A scoped part built from the app's service, then the app's other singleton: the
     /// app container's tracer hears of two trees, the first deeper than the second.
@@ -130,5 +147,26 @@ extension DependencyContainer {
         #expect(requestEvents.values.first?.map(\.depth) == [1])
         #expect(appEvents.values.map { $0.map(\.name) } == [["crossTraceService", "crossTracePart"]])
         #expect(appEvents.values.first?.map(\.depth) == [1, 2])
+    }
+
+    /// Two app singletons, the second below a request event that is no part of the
+    /// first: the app container's tracer hears of two trees, not of the second below
+    /// the first.
+    @Test func siblingsUnderAnotherTracersEventsAreNotNested() throws {
+        let app = DependencyContainer()
+        let appEvents = Collected<[ResolutionEvent]>()
+        app.tracer = ResolutionTracer { appEvents.append($0) }
+        let request = DependencyContainer(scopeOf: app)
+        let requestEvents = Collected<[ResolutionEvent]>()
+        request.tracer = ResolutionTracer { requestEvents.append($0) }
+
+        _ = request.crossTraceSiblingsHandler()
+
+        let requestTree = try #require(requestEvents.values.first)
+        #expect(requestTree.map(\.name) == ["crossTraceSiblingsHandler", "crossTraceSiblingPart"])
+        #expect(requestTree.map(\.depth) == [0, 1])
+        let appTree = try #require(appEvents.values.first)
+        #expect(appTree.map(\.name) == ["crossTraceFirstSibling", "crossTraceSecondSibling"])
+        #expect(appTree.map(\.depth) == [0, 0])
     }
 }

@@ -116,8 +116,8 @@ public struct ResolutionEvent: Sendable, Hashable, CustomStringConvertible {
 /// Each container reports to its own tracer. When one resolution crosses containers
 /// with different tracers (a scope and its app container, a child and its parent), each
 /// tracer receives its own container's events as a tree of their own: each one level
-/// below the nearest earlier event of them that encloses it, and those that none of them
-/// encloses at depth 0 (at 1 when the resolution that began it threw: what an async
+/// below the nearest of them that encloses it in the resolution, and those that none of
+/// them encloses at depth 0 (at 1 when the resolution that began it threw: what an async
 /// resolution that throws built is delivered below it).
 ///
 /// Two kinds of resolution are not reported, because their events could only be delivered

@@ -59,44 +59,48 @@ final class TraceBatch: Sendable {
     ///
     /// When the batch crossed containers with tracers of their own (a scope's and its app
     /// container's, a child's and its parent's), each tracer hears of its part as a tree
-    /// of its own (``ownTree(_:from:)``). Otherwise the one tracer hears of the batch's
-    /// depths as they are.
+    /// of its own (``ownTrees(_:)``). Otherwise the one tracer hears of the batch's depths
+    /// as they are.
     func deliver() {
         let events = state.withLock { state in
             state.delivered = true
             defer { state.events = [] }
             return state.events.sorted { $0.sequence < $1.sequence }
         }
-        // The outermost depth of the batch: 0, or 1 when the resolution that began it threw
-        // and has no event of its own, whose events are below it.
-        let outermost = events.lazy.map(\.event.depth).min() ?? 0
-        var remaining = events[...]
+        let isOneTracer = events.allSatisfy { $0.tracer === events[0].tracer }
+        var remaining = (isOneTracer ? events.map { ($0.event, $0.tracer) } : Self.ownTrees(events))[...]
         TraceBatch.delivering {
             while let first = remaining.first {
-                let own = remaining.filter { $0.tracer === first.tracer }.map(\.event)
-                first.tracer.deliver(own.count == events.count ? own : Self.ownTree(own, from: outermost))
-                remaining = remaining.filter { $0.tracer !== first.tracer }[...]
+                first.1.deliver(remaining.filter { $0.1 === first.1 }.map(\.0))
+                remaining = remaining.filter { $0.1 !== first.1 }[...]
             }
         }
     }
 
-    /// `events`, one tracer's part of a batch in start order, as a tree of their own: each
-    /// event one level below the nearest earlier one of them that encloses it, and those
-    /// that none of them encloses at `outermost`. An app container's tracer that hears of
-    /// the singletons a request's handler used, at depths 1 and 2 of the request's tree,
-    /// hears of them at 0 and 1.
+    /// The events of a batch, in start order, each tracer's as a tree of their own: an
+    /// event one level below the nearest event that encloses it in the batch and goes to
+    /// the same tracer, and one that no such event encloses at the batch's outermost depth
+    /// (0, or 1 when the resolution that began the batch threw and has no event). An app
+    /// container's tracer that hears of two singletons a request's handler used, at depths
+    /// 1 and 2 of the request's tree, hears of them at 0, both, when the first does not
+    /// enclose the second, and at 0 and 1 when it does.
     ///
     /// ```swift
-    /// TraceBatch.ownTree(appEvents, from: 0)   // depths [2, 3, 1] become [0, 1, 0]
+    /// let leveled = TraceBatch.ownTrees(events)   // each tracer's events from depth 0
     /// ```
-    static func ownTree(_ events: [ResolutionEvent], from outermost: Int) -> [ResolutionEvent] {
-        // The enclosing events: their depths in the batch and in the tree.
-        var enclosing: [(batch: Int, own: Int)] = []
-        return events.map { event in
-            while let last = enclosing.last, last.batch >= event.depth { enclosing.removeLast() }
-            let depth = enclosing.last.map { $0.own + 1 } ?? outermost
-            enclosing.append((event.depth, depth))
-            return event.movedUp(by: event.depth - depth)
+    static func ownTrees(
+        _ events: [(sequence: Int, event: ResolutionEvent, tracer: ResolutionTracer)]
+    ) -> [(ResolutionEvent, ResolutionTracer)] {
+        let outermost = events.lazy.map(\.event.depth).min() ?? 0
+        // The events enclosing the current one, in the batch: their depths there, their
+        // tracers and their depths in their tracer's tree.
+        var enclosing: [(depth: Int, tracer: ResolutionTracer, own: Int)] = []
+        return events.map { entry in
+            while let last = enclosing.last, last.depth >= entry.event.depth { enclosing.removeLast() }
+            let parent = enclosing.last { $0.tracer === entry.tracer }
+            let depth = parent.map { $0.own + 1 } ?? outermost
+            enclosing.append((entry.event.depth, entry.tracer, depth))
+            return (entry.event.movedUp(by: entry.event.depth - depth), entry.tracer)
         }
     }
 
