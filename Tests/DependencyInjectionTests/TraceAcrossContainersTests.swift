@@ -76,13 +76,24 @@ extension DependencyContainer {
 }
 
 @Suite struct TraceAcrossContainersTests {
-    @Test func theAppContainersTracerHearsOfATreeOfItsOwnAtDepthZero() throws {
+    /// An app container and a request's scope of it, each with a tracer of its own, and
+    /// the batches each hears of.
+    static func requestWithTracers() -> (
+        app: DependencyContainer, request: DependencyContainer, appEvents: Collected<[ResolutionEvent]>,
+        requestEvents: Collected<[ResolutionEvent]>
+    ) {
         let app = DependencyContainer()
         let appEvents = Collected<[ResolutionEvent]>()
         app.tracer = ResolutionTracer { appEvents.append($0) }
         let request = DependencyContainer(scopeOf: app)
         let requestEvents = Collected<[ResolutionEvent]>()
         request.tracer = ResolutionTracer { requestEvents.append($0) }
+        return (app, request, appEvents, requestEvents)
+    }
+
+    @Test func theAppContainersTracerHearsOfATreeOfItsOwnAtDepthZero() throws {
+        // The request holds its app container.
+        let (_, request, appEvents, requestEvents) = Self.requestWithTracers()
 
         _ = request.crossTraceHandler()
 
@@ -113,12 +124,8 @@ extension DependencyContainer {
     /// singleton, at depths 2, 3 and 1 of the request's tree: two trees of its own, each
     /// from depth 0, never an event deeper than the one before it with nothing above it.
     @Test func aTracerHearingTwoTreesHearsOfEachFromDepthZero() throws {
-        let app = DependencyContainer()
-        let appEvents = Collected<[ResolutionEvent]>()
-        app.tracer = ResolutionTracer { appEvents.append($0) }
-        let request = DependencyContainer(scopeOf: app)
-        let requestEvents = Collected<[ResolutionEvent]>()
-        request.tracer = ResolutionTracer { requestEvents.append($0) }
+        // The request holds its app container.
+        let (_, request, appEvents, requestEvents) = Self.requestWithTracers()
 
         _ = request.crossTraceWideHandler()
 
@@ -134,12 +141,8 @@ extension DependencyContainer {
     /// An async resolution that throws has no event of its own: what it built is
     /// delivered one level below it, to each tracer.
     @Test func whatAThrowingResolutionBuiltIsBelowItForEveryTracer() async throws {
-        let app = DependencyContainer()
-        let appEvents = Collected<[ResolutionEvent]>()
-        app.tracer = ResolutionTracer { appEvents.append($0) }
-        let request = DependencyContainer(scopeOf: app)
-        let requestEvents = Collected<[ResolutionEvent]>()
-        request.tracer = ResolutionTracer { requestEvents.append($0) }
+        // The request holds its app container.
+        let (_, request, appEvents, requestEvents) = Self.requestWithTracers()
 
         await #expect(throws: CrossTraceFailure.self) { try await request.crossTraceThrowingHandler() }
 
@@ -153,12 +156,8 @@ extension DependencyContainer {
     /// first: the app container's tracer hears of two trees, not of the second below
     /// the first.
     @Test func siblingsUnderAnotherTracersEventsAreNotNested() throws {
-        let app = DependencyContainer()
-        let appEvents = Collected<[ResolutionEvent]>()
-        app.tracer = ResolutionTracer { appEvents.append($0) }
-        let request = DependencyContainer(scopeOf: app)
-        let requestEvents = Collected<[ResolutionEvent]>()
-        request.tracer = ResolutionTracer { requestEvents.append($0) }
+        // The request holds its app container.
+        let (_, request, appEvents, requestEvents) = Self.requestWithTracers()
 
         _ = request.crossTraceSiblingsHandler()
 
