@@ -82,19 +82,16 @@ final class DependencyStorage: @unchecked Sendable {
         // The container building the owning object, if one is (or whose first read without a
         // frame runs the getter creating it); else `main`.
         let (owner, innermost) = Frame.mayBeBuilding ? Frame.ownerAndInnermost : (.nobody, nil)
-        let container =
-            chosen ?? Frame.building(from: innermost, owner: owner) ?? ThreadFrames.unframedReadContainer
-            ?? DependencyContainer.main
+        // Nearly every object is created outside constructions: no frame to ask, and no call.
+        let creator = chosen == nil && innermost != nil ? Frame.creator(from: innermost, owner: owner) : nil
+        let container = chosen ?? creator?.container ?? ThreadFrames.unframedReadContainer ?? DependencyContainer.main
         // A construction of `container` still running builds something the container
         // keeps (a singleton, directly or through a task it started, or an object whose
         // property it resolves): holding the container strongly would keep both forever.
         // So does a linked provider's call reading its registration, for an instance the
         // container keeps.
         self.getter = _PropertyGetterWord(getter)
-        if innermost != nil
-            && (Frame.keepsResult(of: container, from: innermost)
-                || (chosen == nil && Frame.linkedCallTarget(from: innermost, owner: owner) === container))
-        {
+        if innermost != nil && (creator?.isLinkedCall == true || Frame.keepsResult(of: container, from: innermost)) {
             stateWord = _PropertyStateWord.word(ofBusy: PropertyState(weaklyHolding: container))
         } else {
             stateWord = _PropertyStateWord.word(of: container)
@@ -429,7 +426,7 @@ final class DependencyStorage: @unchecked Sendable {
             return PropertyReadFrame(
                 container: ObjectIdentifier(self), building: container, keepsResult: keepsResult,
                 key: Self.resolutionKey, site: site, servesScope: nil, trace: enclosing?.trace, owner: owner,
-                parent: enclosing, isPropertyRead: true)
+                parent: enclosing, countsALevel: false)
         }
         spare.reuse(
             forReadOf: ObjectIdentifier(self), from: container, keepsResult: keepsResult, site: site,

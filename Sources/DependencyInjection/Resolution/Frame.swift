@@ -200,7 +200,7 @@ class Frame: @unchecked Sendable {
     init(
         container: ObjectIdentifier, building: DependencyContainer, keepsResult: Bool, key: RegistrationKey,
         site: Site, servesScope: ObjectIdentifier?, trace: TraceBatch?, owner: Owner, parent: Frame?,
-        isPropertyRead: Bool = false
+        countsALevel: Bool = true
     ) {
         self.container = container
         self.building = building
@@ -212,7 +212,7 @@ class Frame: @unchecked Sendable {
         self.owner = owner
         self.parent = parent
         self.trace = trace
-        self.depth = (parent?.depth ?? -1) + (isPropertyRead ? 0 : 1)
+        self.depth = (parent?.depth ?? -1) + (countsALevel ? 1 : 0)
         self.bucket = Frame.bucket(of: key, in: container)
     }
 
@@ -355,16 +355,13 @@ class Frame: @unchecked Sendable {
     /// The frame of a linked provider's call builds in the provider's private container,
     /// which builds nothing: what the call's reading of the registration creates (in the
     /// registration's getter, or a `deinit` run there) takes the container the link reads
-    /// (see ``linkedCallTarget(from:owner:)``), or none when that container is gone.
+    /// (``creator(from:owner:)``), or none when that container is gone.
     static func building(from innermost: Frame?, owner: Owner) -> DependencyContainer? {
-        guard let frame = innermost, frame.isActive, frame.owner == owner else { return nil }
-        let building = frame.building
-        guard building.isLinkHost else { return building }
-        return building.state.withLock { $0.linkTarget }
+        creator(from: innermost, owner: owner)?.container
     }
 
-    /// The container a linked provider's call reads its registration in, when the
-    /// innermost construction this owner runs is that call, and the container lives.
+    /// What ``building(from:owner:)`` gives, and whether it is the container a linked
+    /// provider's call reads its registration in.
     ///
     /// Such a call exists only for an instance its container keeps (``Provider/linked(to:in:)``),
     /// as a property's first read does: what the call's reading creates holds the
@@ -372,11 +369,13 @@ class Frame: @unchecked Sendable {
     /// call builds may keep it.
     ///
     /// ```swift
-    /// let weakly = Frame.linkedCallTarget(from: innermost, owner: owner) === container
+    /// let weakly = Frame.creator(from: innermost, owner: owner)?.isLinkedCall == true
     /// ```
-    static func linkedCallTarget(from innermost: Frame?, owner: Owner) -> DependencyContainer? {
-        guard let frame = innermost, frame.isActive, frame.owner == owner, frame.building.isLinkHost else { return nil }
-        return frame.building.state.withLock { $0.linkTarget }
+    static func creator(from innermost: Frame?, owner: Owner) -> (container: DependencyContainer, isLinkedCall: Bool)? {
+        guard let frame = innermost, frame.isActive, frame.owner == owner else { return nil }
+        let building = frame.building
+        guard building.isLinkHost else { return (building, false) }
+        return building.state.withLock { $0.linkTarget }.map { ($0, true) }
     }
 
     /// The scope that the innermost construction, run by this owner, builds an app-wide
