@@ -740,8 +740,8 @@ private func shutDownSynchronously(_ container: DependencyContainer) {
         }
         let output = standardError(of: result)
         #expect(output.contains(
-            "Modül/Familie.swift:80: Fatal error: Circular dependency: Familie 🚀 (Modül/Familie.swift:80) -> "
-                + "Familie 🚀 (Modül/Familie.swift:80) -> Familie 🚀"), "\(output)")
+            "Modül/Familie.swift:80: Fatal error: Circular dependency: Familie 🚀(0) (Modül/Familie.swift:80) -> "
+                + "Familie 🚀(1) (Modül/Familie.swift:80) -> Familie 🚀(0)"), "\(output)")
     }
 
     @Test func aMainActorRegistrationResolvedOffTheMainActorIsNamed() async {

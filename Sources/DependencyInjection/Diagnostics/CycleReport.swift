@@ -8,11 +8,76 @@
 /// Circular dependency: authService (App/Services.swift:12) -> sessionStore (App/Services.swift:15) -> authService
 /// ```
 ///
+/// A step that builds one argument of a provider family names the argument too: the
+/// steps of a cycle through one family are one registration, told apart only by it.
+///
+/// ```text
+/// Circular dependency: subscript(track: 3) (App/Tracks.swift:8) -> subscript(track: 4) (App/Tracks.swift:8) -> subscript(track: 3)
+/// ```
+///
 /// It stops in release builds too: a cycle would otherwise overflow the stack or hang.
 enum CycleReport {
-    static func stop(_ chain: [Site], closing: Site) -> Never {
+    static func stop(_ chain: [CycleStep], closing: CycleStep) -> Never {
         let first = chain.first ?? closing
         fatalError("Circular dependency: " + (chain.map(\.description) + [closing.nameText]).joined(separator: " -> "),
-            file: first.fileID, line: first.line)
+            file: first.site.fileID, line: first.site.line)
     }
+}
+
+/// One construction of a cycle's chain, as its message names it: where it is declared,
+/// and for one argument of a provider family, which argument.
+///
+/// Made only when a cycle stops the process, from a frame's site and key: a frame keeps
+/// no copy of its argument beside its key's, which every construction would pay for.
+///
+/// ```swift
+/// CycleStep(site: frame.site, argument: frame.key.argument).description
+/// // "loop(3) (App/Loops.swift:4)"
+/// ```
+struct CycleStep: CustomStringConvertible {
+    let site: Site
+    let argument: RegistrationKey.Argument?
+
+    /// `loop(3)`, `subscript(track: 3)` or `feedLoader`: the site's name, with the
+    /// argument where the call that resolves it writes it.
+    var nameText: String {
+        let name = site.nameText
+        guard let argument else { return name }
+        let written = Self.text(of: argument.value.base)
+        // A subscript of one label, `subscript(track:)`: the argument takes the label's place.
+        if name.hasPrefix("subscript("), name.hasSuffix(":)"), name.filter({ $0 == ":" }).count == 1 {
+            return name.dropLast() + " " + written + ")"
+        }
+        // A provider family's property, `loop`, is called as `loop(3)`.
+        if !name.contains("(") { return name + "(" + written + ")" }
+        return name + " with " + written
+    }
+
+    /// `loop(3) (App/Loops.swift:4)`.
+    var description: String { "\(nameText) (\(site.fileID):\(site.line))" }
+
+    /// How the argument reads in a message: a number, a string (quoted), a Boolean, a
+    /// `UUID` or a `URL` as the code writes it, shortened past 60 characters so that one
+    /// long argument does not bury the chain; a value of any other type by its type's name.
+    ///
+    /// Naming runs no user code, as a ``Site``'s does: an app type's `description`, or
+    /// that of a collection of its values, may resolve from a container (maybe what
+    /// closes this very cycle) or wait for a lock.
+    private static func text(of value: Any) -> String {
+        let type = type(of: value)
+        guard plainTypes.contains(ObjectIdentifier(type)) || foundationTypes.contains(String(reflecting: type)) else {
+            return String(describing: type)
+        }
+        let written = String(reflecting: value)
+        return written.count > 60 ? written.prefix(59) + "…" : written
+    }
+
+    /// The standard library's types whose descriptions a message prints.
+    private static let plainTypes: Set<ObjectIdentifier> = [
+        Int.self, Int8.self, Int16.self, Int32.self, Int64.self, UInt.self, UInt8.self, UInt16.self, UInt32.self,
+        UInt64.self, Double.self, Float.self, Bool.self, String.self, Substring.self, Character.self,
+    ].reduce(into: []) { $0.insert(ObjectIdentifier($1)) }
+
+    /// Foundation's, named: the package does not import Foundation.
+    private static let foundationTypes: Set<String> = ["Foundation.UUID", "Foundation.URL"]
 }

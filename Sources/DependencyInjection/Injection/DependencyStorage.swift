@@ -328,7 +328,7 @@ final class DependencyStorage: @unchecked Sendable {
         case .released:
             stopReleased(declaredAt: site)
         case .cycle(let frame):
-            CycleReport.stop(frame.sites(to: enclosing), closing: site)
+            CycleReport.stop(frame.steps(to: enclosing), closing: CycleStep(site: site, argument: nil))
         case .wait(let construction):
             return Unmanaged.passRetained(construction.wait(as: owner, innermost: enclosing))
         case .resolve(let frame, let container):

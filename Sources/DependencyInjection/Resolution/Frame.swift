@@ -439,8 +439,8 @@ class Frame: @unchecked Sendable {
         closing key: RegistrationKey, named name: StaticString
     ) -> Never {
         CycleReport.stop(
-            thread.object(for: word).sites(to: thread.object(for: innermost)),
-            closing: Site(name: .registration(name), file: key.fileName, line: key.line))
+            thread.object(for: word).steps(to: thread.object(for: innermost)),
+            closing: CycleStep(site: Site(name: .registration(name), file: key.fileName, line: key.line), argument: key.argument))
     }
 
     /// Stops with the chain when a frame of `owner`'s chain that this thread's frames
@@ -467,7 +467,9 @@ class Frame: @unchecked Sendable {
         var candidate = thread.firstInBucket(bucket(of: key, in: container))
         while let word = candidate {
             if ThreadFrames.builds(word, key, in: container) {
-                CycleReport.stop(thread.object(for: word).sites(to: thread.object(for: innermost)), closing: site())
+                CycleReport.stop(
+                    thread.object(for: word).steps(to: thread.object(for: innermost)),
+                    closing: CycleStep(site: site(), argument: key.argument))
             }
             candidate = ThreadFrames.nextInBucket(after: word)
         }
@@ -483,7 +485,7 @@ class Frame: @unchecked Sendable {
         var frame = start
         while let own = frame, own.owner == owner, own.isActive {
             if own.container == container && own.key == key {
-                CycleReport.stop(own.sites(to: innermost()), closing: site())
+                CycleReport.stop(own.steps(to: innermost()), closing: CycleStep(site: site(), argument: key.argument))
             }
             frame = own.parent
         }
@@ -502,21 +504,25 @@ class Frame: @unchecked Sendable {
         return Int(truncatingIfNeeded: (bits &* 0x9E37_79B9_7F4A_7C15) &>> (64 - ThreadFrames.bucketBits))
     }
 
-    /// The sites from this frame down to `innermost`, outermost first.
+    /// The steps from this frame down to `innermost`, outermost first, for a cycle's
+    /// message.
     ///
     /// A construction listed in its container but not yet running is in no chain of
     /// frames: a family argument's `==`, checked between the two, may resolve something
-    /// that waits for it. The chain from it is then its own site alone.
-    func sites(to innermost: Frame?) -> [Site] {
-        var sites: [Site] = []
+    /// that waits for it. The chain from it is then its own step alone.
+    func steps(to innermost: Frame?) -> [CycleStep] {
+        var steps: [CycleStep] = []
         var frame = innermost
         while let current = frame {
-            sites.append(current.site)
-            if current === self { return sites.reversed() }
+            steps.append(current.step)
+            if current === self { return steps.reversed() }
             frame = current.parent
         }
-        return [site]
+        return [step]
     }
+
+    /// This frame as a step of a cycle's message: its site, and its key's argument.
+    var step: CycleStep { CycleStep(site: site, argument: key.argument) }
 
     // MARK: - The active flag, read and written atomically
 

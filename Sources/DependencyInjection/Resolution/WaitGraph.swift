@@ -40,17 +40,17 @@ enum WaitGraph {
     /// Records that `owner` waits for `target`, or stops with the chain when that would
     /// close a cycle.
     static func beginWaiting(_ owner: Owner, innermost: Frame?, on target: InFlight) {
-        let cycle: [Site]? = waits.withLock { waits in
-            var segments: [Site] = []
+        let cycle: [CycleStep]? = waits.withLock { waits in
+            var segments: [CycleStep] = []
             var next = target
             for _ in 0...waits.count {
                 guard !next.isDone, let builder = next.builder else { break }
                 if builder.owner == owner {
                     // Every owner met on the way is blocked, so its frames are stable.
-                    return builder.sites(to: innermost) + segments + [builder.site]
+                    return builder.steps(to: innermost) + segments + [builder.step]
                 }
                 guard let wait = waits[builder.owner] else { break }
-                segments += builder.sites(to: wait.innermost)
+                segments += builder.steps(to: wait.innermost)
                 next = wait.target
             }
             waits[owner] = Wait(target: target, innermost: innermost)

@@ -5,9 +5,34 @@ import Testing
 /// read from what an exit test's process wrote to standard error.
 struct CycleChain: CustomStringConvertible {
     struct Link: Equatable {
+        /// The registration, without the argument a family's member is named with:
+        /// `loop` for `loop(3)`, `subscript(track:)` for `subscript(track: 3)`.
         let name: String
+        /// The argument, as the message writes it (`3`, `"a"`, a type's name), if any.
+        let argument: String?
         /// `Module/File.swift:line`, or nil for the closing name.
         let location: String?
+
+        init(name: String, location: String?) {
+            self.location = location
+            // `subscript(track: 3)`: one label, then the argument.
+            if name.hasPrefix("subscript("), name.hasSuffix(")"), let colon = name.range(of: ": "),
+                !name[..<colon.lowerBound].contains(":")
+            {
+                (self.name, argument) = (
+                    String(name[..<colon.lowerBound]) + ":)", String(name[colon.upperBound...].dropLast())
+                )
+            } else if !name.hasPrefix("@Dependency"), !name.hasPrefix("subscript("), name.hasSuffix(")"),
+                let open = name.firstIndex(of: "(")
+            {
+                // `loop(3)`: a family's property, called with its argument.
+                (self.name, argument) = (String(name[..<open]), String(name[name.index(after: open)...].dropLast()))
+            } else if let with = name.range(of: " with ") {
+                (self.name, argument) = (String(name[..<with.lowerBound]), String(name[with.upperBound...]))
+            } else {
+                (self.name, argument) = (name, nil)
+            }
+        }
     }
 
     /// The text after `Circular dependency: `, up to the end of its line.
@@ -29,14 +54,18 @@ struct CycleChain: CustomStringConvertible {
         }
     }
 
+    /// The registrations, without arguments.
     var names: [String] { links.map(\.name) }
+
+    /// The arguments of the links, `nil` for a link that has none.
+    var arguments: [String?] { links.map(\.argument) }
 
     /// Every name once with its location, then the first name again without one.
     var namesEachRegistrationOnce: Bool {
         guard links.count >= 2, let first = links.first, let last = links.last else { return false }
         let open = links.dropLast()
-        return last.name == first.name && last.location == nil
-            && Set(open.map(\.name)).count == open.count
+        return last.name == first.name && last.argument == first.argument && last.location == nil
+            && Set(open.map { "\($0.name) \($0.argument ?? "")" }).count == open.count
             && open.allSatisfy { $0.location != nil }
     }
 
