@@ -25,6 +25,7 @@ struct OverrideTable {
 
     init() {}
 
+    @inline(__always)
     var isEmpty: Bool { onlyOverride == nil && several.isEmpty }
 
     subscript(key: RegistrationKey) -> AnyObject? {

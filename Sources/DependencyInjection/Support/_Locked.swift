@@ -64,13 +64,11 @@ final class _Locked<State>: @unchecked Sendable {
         #endif
     }
 
+    #if !canImport(Darwin) && !canImport(Glibc)
     deinit {
-        #if canImport(Glibc)
-        _AtomicMutex.destroy(primitive)
-        #elseif !canImport(Darwin)
         pthread_mutex_destroy(primitive)
-        #endif
     }
+    #endif
 
     /// Where the state starts, from the object's first stored property: after the lock,
     /// at the state's alignment.
