@@ -28,6 +28,16 @@ final class CrossTraceOther: Sendable {
 /// Why the throwing handler failed.
 struct CrossTraceFailure: Error {}
 
+/// The order the tasks of `crossTraceTasksHandler` take: the scoped part starts, then
+/// the app's first singleton, then the part resolves the app's second singleton, and only
+/// then does the first singleton end.
+final class CrossTraceTaskOrder: Sendable {
+    let partStarted = AsyncLatch()
+    let firstStarted = AsyncLatch()
+    let secondBuilt = AsyncLatch()
+    init() {}
+}
+
 extension DependencyContainer {
     /// A scoped handler that resolves an app singleton, then a scoped part that resolves
     /// another: the two app singletons are siblings, under different request events.
@@ -45,6 +55,40 @@ extension DependencyContainer {
         }
     }
     var crossTraceFirstSibling: Provider<CrossTraceOther> { singleton { CrossTraceOther() } }
+    /// A scoped handler whose two tasks resolve at once: one a scoped part, which resolves
+    /// the app's second singleton, the other the app's first, which is still being built
+    /// when the second begins, at a greater depth of the batch, and does not enclose it.
+    var crossTraceTasksHandler: AsyncProvider<CrossTraceOther> {
+        scoped { () async throws -> CrossTraceOther in
+            let order: CrossTraceTaskOrder = self.getValue(forKey: "crossTraceOrder")!
+            let part = Task { try await self.crossTraceTaskPart() }
+            let first = Task { () async throws -> CrossTraceOther in
+                await order.partStarted.wait()
+                return try await self.crossTraceTaskFirst()
+            }
+            _ = (try await first.value, try await part.value)
+            return CrossTraceOther()
+        }
+    }
+    var crossTraceTaskPart: AsyncProvider<CrossTraceOther> {
+        scoped { () async throws -> CrossTraceOther in
+            let order: CrossTraceTaskOrder = self.getValue(forKey: "crossTraceOrder")!
+            order.partStarted.open()
+            await order.firstStarted.wait()
+            _ = try await self.crossTraceTaskSecond()
+            order.secondBuilt.open()
+            return CrossTraceOther()
+        }
+    }
+    var crossTraceTaskFirst: AsyncProvider<CrossTraceOther> {
+        singleton { () async throws -> CrossTraceOther in
+            let order: CrossTraceTaskOrder = self.getValue(forKey: "crossTraceOrder")!
+            order.firstStarted.open()
+            await order.secondBuilt.wait()
+            return CrossTraceOther()
+        }
+    }
+    var crossTraceTaskSecond: AsyncProvider<CrossTraceOther> { singleton { CrossTraceOther() } }
     var crossTraceSecondSibling: Provider<CrossTraceOther> { singleton { CrossTraceOther() } }
     var crossTraceOther: Provider<CrossTraceOther> { singleton { CrossTraceOther() } }
     /// A scoped part built from the app's service, then the app's other singleton: the
@@ -167,5 +211,44 @@ extension DependencyContainer {
         let appTree = try #require(appEvents.values.first)
         #expect(appTree.map(\.name) == ["crossTraceFirstSibling", "crossTraceSecondSibling"])
         #expect(appTree.map(\.depth) == [0, 0])
+    }
+
+    /// The same across tasks a construction starts, which fill one batch at once: the
+    /// app's second singleton begins while the first is still being built, deeper in the
+    /// batch than the first, but inside another task's part. The app container's tracer
+    /// hears of two trees.
+    @Test func siblingsThatTasksResolveAtOnceAreNotNested() async throws {
+        let (app, request, appEvents, requestEvents) = Self.requestWithTracers()
+        let order = CrossTraceTaskOrder()
+        // What the app-wide singletons read comes from the app container.
+        app.setValue(order, forKey: "crossTraceOrder")
+        request.setValue(order, forKey: "crossTraceOrder")
+
+        _ = try await request.crossTraceTasksHandler()
+
+        let requestTree = try #require(requestEvents.values.first)
+        #expect(requestTree.map(\.name) == ["crossTraceTasksHandler", "crossTraceTaskPart"])
+        #expect(requestTree.map(\.depth) == [0, 1])
+        let appTree = try #require(appEvents.values.first)
+        #expect(appTree.map(\.name) == ["crossTraceTaskFirst", "crossTraceTaskSecond"])
+        #expect(appTree.map(\.depth) == [0, 0])
+    }
+
+    /// One tracer on both containers hears of the batch's own depths: the second app
+    /// singleton below the part that resolved it.
+    @Test func oneTracerHearsOfWhatTasksResolveAtOnceAtTheirDepths() async throws {
+        let app = DependencyContainer()
+        let events = Collected<[ResolutionEvent]>()
+        app.tracer = ResolutionTracer { events.append($0) }
+        let request = DependencyContainer(scopeOf: app)
+        let order = CrossTraceTaskOrder()
+        app.setValue(order, forKey: "crossTraceOrder")
+        request.setValue(order, forKey: "crossTraceOrder")
+
+        _ = try await request.crossTraceTasksHandler()
+
+        let tree = try #require(events.values.first)
+        #expect(tree.map(\.name) == ["crossTraceTasksHandler", "crossTraceTaskPart", "crossTraceTaskFirst", "crossTraceTaskSecond"])
+        #expect(tree.map(\.depth) == [0, 1, 1, 2])
     }
 }

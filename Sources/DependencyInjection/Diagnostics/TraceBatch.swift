@@ -19,7 +19,9 @@ final class TraceBatch: Sendable {
 
     private struct State {
         var events: [(sequence: Int, event: ResolutionEvent, tracer: ResolutionTracer)] = []
-        var nextSequence = 0
+        /// For each resolution begun, by its number, the number of the traced resolution
+        /// that encloses it in the batch, or -1: what ``ownTrees(_:enclosing:)`` walks up.
+        var enclosing: [Int] = []
         var delivered = false
     }
 
@@ -35,11 +37,12 @@ final class TraceBatch: Sendable {
         self.baseDepth = baseDepth
     }
 
-    /// Numbers a resolution that starts now.
-    func begin() -> Int {
+    /// Numbers a resolution that starts now, inside the traced resolution numbered
+    /// `enclosing` (-1 for none).
+    func begin(enclosedBy enclosing: Int) -> Int {
         state.withLock { state in
-            defer { state.nextSequence += 1 }
-            return state.nextSequence
+            defer { state.enclosing.append(enclosing) }
+            return state.enclosing.count
         }
     }
 
@@ -62,13 +65,13 @@ final class TraceBatch: Sendable {
     /// of its own (``ownTrees(_:)``). Otherwise the one tracer hears of the batch's depths
     /// as they are.
     func deliver() {
-        let events = state.withLock { state in
+        let (events, enclosing) = state.withLock { state in
             state.delivered = true
-            defer { state.events = [] }
-            return state.events.sorted { $0.sequence < $1.sequence }
+            defer { (state.events, state.enclosing) = ([], []) }
+            return (state.events.sorted { $0.sequence < $1.sequence }, state.enclosing)
         }
         let isOneTracer = events.allSatisfy { $0.tracer === events[0].tracer }
-        var remaining = (isOneTracer ? events.map { ($0.event, $0.tracer) } : Self.ownTrees(events))[...]
+        var remaining = (isOneTracer ? events.map { ($0.event, $0.tracer) } : Self.ownTrees(events, enclosing: enclosing))[...]
         TraceBatch.delivering {
             while let first = remaining.first {
                 first.1.deliver(remaining.filter { $0.1 === first.1 }.map(\.0))
@@ -85,21 +88,32 @@ final class TraceBatch: Sendable {
     /// 1 and 2 of the request's tree, hears of them at 0, both, when the first does not
     /// enclose the second, and at 0 and 1 when it does.
     ///
+    /// What encloses an event is what its resolution began inside (`enclosing`, by number,
+    /// -1 for none), not the event before it at a smaller depth: tasks that a construction
+    /// starts fill one batch at once, and a singleton one task resolves may begin between
+    /// the start of another task's singleton and what that one resolves.
+    ///
     /// ```swift
-    /// let leveled = TraceBatch.ownTrees(events)   // each tracer's events from depth 0
+    /// let leveled = TraceBatch.ownTrees(events, enclosing: enclosing)   // each tracer's from depth 0
     /// ```
     static func ownTrees(
-        _ events: [(sequence: Int, event: ResolutionEvent, tracer: ResolutionTracer)]
+        _ events: [(sequence: Int, event: ResolutionEvent, tracer: ResolutionTracer)], enclosing: [Int]
     ) -> [(ResolutionEvent, ResolutionTracer)] {
         let outermost = events.lazy.map(\.event.depth).min() ?? 0
-        // The events enclosing the current one, in the batch: their depths there, their
-        // tracers and their depths in their tracer's tree.
-        var enclosing: [(depth: Int, tracer: ResolutionTracer, own: Int)] = []
+        // Each event's tracer and depth in that tracer's tree, by its number, once leveled:
+        // an enclosing event begins first, so it is leveled before what it encloses.
+        var leveled: [Int: (tracer: ResolutionTracer, own: Int)] = [:]
         return events.map { entry in
-            while let last = enclosing.last, last.depth >= entry.event.depth { enclosing.removeLast() }
-            let parent = enclosing.last { $0.tracer === entry.tracer }
-            let depth = parent.map { $0.own + 1 } ?? outermost
-            enclosing.append((entry.event.depth, entry.tracer, depth))
+            var depth = outermost
+            var next = enclosing.indices.contains(entry.sequence) ? enclosing[entry.sequence] : -1
+            while next >= 0 {
+                if let outer = leveled[next], outer.tracer === entry.tracer {
+                    depth = outer.own + 1
+                    break
+                }
+                next = enclosing.indices.contains(next) ? enclosing[next] : -1
+            }
+            leveled[entry.sequence] = (entry.tracer, depth)
             return (entry.event.movedUp(by: entry.event.depth - depth), entry.tracer)
         }
     }
@@ -119,7 +133,8 @@ final class Trace: Sendable {
     private let ownsBatch: Bool
     /// Whether no construction of the current owner encloses this resolution.
     private let outermost: Bool
-    private let sequence: Int
+    /// Its number in the batch, which the frames it runs in carry (``Frame/traceEvent``).
+    let sequence: Int
     private let depth: Int
     private let start: UInt64
     private let name: StaticString
@@ -133,8 +148,10 @@ final class Trace: Sendable {
         let outermost = Trace.isOutsideConstructions(enclosing)
         guard !TraceBatch.isDelivering, enclosing?.trace != nil || outermost else { return nil }
         let frameDepth = (enclosing?.depth ?? -1) + 1
+        var enclosingEvent = -1
         if let joined = enclosing?.trace {
             (batch, ownsBatch) = (joined, false)
+            enclosingEvent = enclosing?.traceEvent ?? -1
         } else if let read = enclosing as? PropertyReadFrame, read.owner == .current, read.isActive {
             // The first read of a property delivers it once it has published.
             (batch, ownsBatch) = (read.deferredTrace { TraceBatch(baseDepth: frameDepth) }, false)
@@ -143,7 +160,7 @@ final class Trace: Sendable {
         }
         self.tracer = tracer
         self.outermost = outermost
-        sequence = batch.begin()
+        sequence = batch.begin(enclosedBy: enclosingEvent)
         depth = frameDepth - batch.baseDepth
         start = DispatchTime.now().uptimeNanoseconds
         self.name = name

@@ -411,7 +411,7 @@ final class Resolution: Frame, @unchecked Sendable {
     /// Traces this resolution with `trace`, before its construction starts.
     func startTrace(_ trace: Trace) {
         traced = trace
-        join(trace.batch)
+        join(trace.batch, as: trace.sequence)
     }
 
     /// Under the container's lock: the room where another owner waits for this
@@ -474,7 +474,8 @@ final class Resolution: Frame, @unchecked Sendable {
     func frame(_ container: DependencyContainer, owner: Owner, waitedIn room: InFlight?) -> Frame {
         let frame = Frame(
             container: ObjectIdentifier(container), building: container, keepsResult: scope.isKeptByContainer, key: key,
-            site: site, servesScope: servesScope, trace: trace, owner: owner, parent: enclosing)
+            site: site, servesScope: servesScope, trace: trace, owner: owner, parent: enclosing,
+            traceEvent: traceEvent)
         if let room { WaitGraph.start(room, builtBy: frame) }
         return frame
     }

@@ -181,6 +181,11 @@ class Frame: @unchecked Sendable {
     @exclusivity(unchecked) private(set) var parent: Frame?
     /// The trace batch of the outermost traced resolution, if tracing.
     @exclusivity(unchecked) private(set) var trace: TraceBatch?
+    /// The number, in ``trace``, of the event of the nearest traced resolution this frame
+    /// runs in (its own, or one enclosing it), or -1: what a resolution traced in this
+    /// frame is nested under, which a batch that tasks fill at once cannot tell from the
+    /// order and depths of its events (``TraceBatch/ownTrees(_:enclosing:)``).
+    @exclusivity(unchecked) private(set) var traceEvent: Int
     /// How many constructions enclose this frame, for trace depths: 0 for the outermost.
     /// A property's first read is no level of its own: what it resolves inside a
     /// construction is one level below that construction, as what the construction
@@ -200,7 +205,7 @@ class Frame: @unchecked Sendable {
     init(
         container: ObjectIdentifier, building: DependencyContainer, keepsResult: Bool, key: RegistrationKey,
         site: Site, servesScope: ObjectIdentifier?, trace: TraceBatch?, owner: Owner, parent: Frame?,
-        countsALevel: Bool = true
+        countsALevel: Bool = true, traceEvent: Int? = nil
     ) {
         self.container = container
         self.building = building
@@ -212,6 +217,7 @@ class Frame: @unchecked Sendable {
         self.owner = owner
         self.parent = parent
         self.trace = trace
+        self.traceEvent = traceEvent ?? Frame.event(in: trace, under: parent)
         self.depth = (parent?.depth ?? -1) + (countsALevel ? 1 : 0)
         self.bucket = Frame.bucket(of: key, in: container)
     }
@@ -232,6 +238,7 @@ class Frame: @unchecked Sendable {
         (container, self.building, buildingID) = (storage, building, ObjectIdentifier(building))
         (self.keepsResult, self.site, self.owner) = (keepsResult, site, owner)
         (self.parent, self.trace, depth) = (parent, trace, parent?.depth ?? -1)
+        traceEvent = Frame.event(in: trace, under: parent)
         (bucket, sameBucketBelow) = (Frame.bucket(of: key, in: storage), nil)
         var ended: UnsafeRawPointer? = nil
         _ = _stdlib_atomicCompareExchangeStrongPtr(
@@ -241,13 +248,20 @@ class Frame: @unchecked Sendable {
     /// Lets go of what this ended frame refers to (the frames it ran in, the trace batch),
     /// when no one else holds it: it is kept for reuse, and must not keep them alive.
     final func forgetLinks() {
-        (parent, trace) = (nil, nil)
+        (parent, trace, traceEvent) = (nil, nil, -1)
     }
 
-    /// Joins the trace batch `batch`, before this frame runs: what its construction
-    /// resolves joins it too.
-    final func join(_ batch: TraceBatch) {
-        trace = batch
+    /// Joins the trace batch `batch` as its event numbered `event`, before this frame
+    /// runs: what its construction resolves joins it too, nested under that event.
+    final func join(_ batch: TraceBatch, as event: Int) {
+        (trace, traceEvent) = (batch, event)
+    }
+
+    /// The event that a frame carrying `trace` under `parent` runs in: the parent's, when
+    /// the parent carries the same batch; none otherwise.
+    private static func event(in trace: TraceBatch?, under parent: Frame?) -> Int {
+        guard let trace, let parent, parent.trace === trace else { return -1 }
+        return parent.traceEvent
     }
 
     /// Runs `body` with this frame bound as the innermost construction, and ends the frame
