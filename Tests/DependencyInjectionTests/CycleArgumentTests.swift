@@ -42,6 +42,22 @@ extension DependencyContainer {
         }
     }
 
+    /// Needs itself with the same UUID.
+    subscript(caID id: UUID) -> Provider<Node> {
+        factory(id) {
+            _ = self[caID: id]()
+            return Node()
+        }
+    }
+
+    /// Needs itself with the same URL.
+    subscript(caURL url: URL) -> Provider<Node> {
+        factory(url) {
+            _ = self[caURL: url]()
+            return Node()
+        }
+    }
+
     /// An app-wide singleton that asks for `caLoop(5)`, which asks for it: a cycle
     /// through a family member and a plain registration.
     var caHead: Provider<Node> {
@@ -117,5 +133,36 @@ extension DependencyContainer {
         let cycle = CycleChain(result)
         #expect(cycle?.isCycle(["caHead", "caMember", "caHead"]) == true, "\(standardError(of: result))")
         #expect(cycle?.arguments == [nil, "5", nil], "\(standardError(of: result))")
+    }
+
+    @Test func aUUIDAndAURLAreWrittenOut() async {
+        let id = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            endProcessIfHung("a cycle of a member keyed by a UUID")
+            _ = DependencyContainer()[caID: UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F")!]()
+        }
+        #expect(CycleChain(id)?.arguments == ["E621E1F8-C36C-495A-93FC-0C247A3E6E5F", "E621E1F8-C36C-495A-93FC-0C247A3E6E5F"],
+                "\(standardError(of: id))")
+        let url = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            endProcessIfHung("a cycle of a member keyed by a URL")
+            _ = DependencyContainer()[caURL: URL(string: "https://example.com/feed")!]()
+        }
+        #expect(CycleChain(url)?.arguments == ["https://example.com/feed", "https://example.com/feed"],
+                "\(standardError(of: url))")
+    }
+
+    /// A string that holds the message's own separators (the arrow between steps, the
+    /// ` (` before a location, a line break) is written with those characters escaped: the
+    /// message stays one line of two steps, each a literal equal to the argument.
+    @Test func aStringHoldingTheSeparatorsKeepsTheMessageReadable() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            endProcessIfHung("a cycle of a member keyed by a string holding the separators")
+            _ = DependencyContainer()[caLong: "x -> y (z)\u{2028}w"]()
+        }
+        let output = standardError(of: result)
+        let line = output.split(separator: "\n").first { $0.contains("Circular dependency: ") }.map(String.init) ?? ""
+        #expect(!line.contains { $0.isNewline }, "\(output)")
+        let cycle = CycleChain(result)
+        #expect(cycle?.links.count == 2, "\(output)")
+        #expect(cycle?.arguments.first == #""x -\u{3E} y \u{28}z)\u{2028}w""#, "\(output)")
     }
 }

@@ -65,11 +65,11 @@ struct CycleStep: CustomStringConvertible {
     /// closes this very cycle) or wait for a lock.
     private static func text(of value: Any) -> String {
         let type = type(of: value)
-        guard plainTypes.contains(ObjectIdentifier(type)) || foundationTypes.contains(String(reflecting: type)) else {
+        guard plainTypes.contains(ObjectIdentifier(type)) || isFoundationValue(String(reflecting: type)) else {
             return String(describing: type)
         }
         let written = String(reflecting: value)
-        return written.count > 60 ? written.prefix(59) + "…" : written
+        return escapingSeparators(written.count > 60 ? written.prefix(59) + "…" : written)
     }
 
     /// The standard library's types whose descriptions a message prints.
@@ -78,6 +78,29 @@ struct CycleStep: CustomStringConvertible {
         UInt64.self, Double.self, Float.self, Bool.self, String.self, Substring.self, Character.self,
     ].reduce(into: []) { $0.insert(ObjectIdentifier($1)) }
 
-    /// Foundation's, named: the package does not import Foundation.
-    private static let foundationTypes: Set<String> = ["Foundation.UUID", "Foundation.URL"]
+    /// Whether `typeName` is Foundation's `UUID` or `URL`, named: the package does not
+    /// import Foundation, which on Linux declares both in `FoundationEssentials`.
+    private static func isFoundationValue(_ typeName: String) -> Bool {
+        ["Foundation.UUID", "Foundation.URL", "FoundationEssentials.UUID", "FoundationEssentials.URL"]
+            .contains(typeName)
+    }
+
+    /// `literal`, a string as Swift writes it, with what would end a step of the message
+    /// inside it written as escapes of the same characters: the arrow between steps, the
+    /// ` (` before a location, and the line breaks that `String(reflecting:)` leaves as
+    /// they are (U+2028, U+0085). A message stays one line of steps, and each argument a
+    /// literal equal to the value.
+    private static func escapingSeparators(_ literal: String) -> String {
+        var escaped = ""
+        var previous: Character?
+        for character in literal {
+            if character.isNewline || (character == ">" && previous == "-") || (character == "(" && previous == " ") {
+                escaped += character.unicodeScalars.map { "\\u{\(String($0.value, radix: 16, uppercase: true))}" }.joined()
+            } else {
+                escaped.append(character)
+            }
+            previous = character
+        }
+        return escaped
+    }
 }
