@@ -62,7 +62,7 @@ final class TraceBatch: Sendable {
     ///
     /// When the batch crossed containers with tracers of their own (a scope's and its app
     /// container's, a child's and its parent's), each tracer hears of its part as a tree
-    /// of its own (``ownTrees(_:)``). Otherwise the one tracer hears of the batch's depths
+    /// of its own (``ownTrees(_:enclosing:)``). Otherwise the one tracer hears of the batch's depths
     /// as they are.
     func deliver() {
         let (events, enclosing) = state.withLock { state in
@@ -71,11 +71,13 @@ final class TraceBatch: Sendable {
             return (state.events.sorted { $0.sequence < $1.sequence }, state.enclosing)
         }
         let isOneTracer = events.allSatisfy { $0.tracer === events[0].tracer }
-        var remaining = (isOneTracer ? events.map { ($0.event, $0.tracer) } : Self.ownTrees(events, enclosing: enclosing))[...]
+        let leveled =
+            isOneTracer ? events.map { (event: $0.event, tracer: $0.tracer) } : Self.ownTrees(events, enclosing: enclosing)
+        var remaining = leveled[...]
         TraceBatch.delivering {
             while let first = remaining.first {
-                first.1.deliver(remaining.filter { $0.1 === first.1 }.map(\.0))
-                remaining = remaining.filter { $0.1 !== first.1 }[...]
+                first.tracer.deliver(remaining.filter { $0.tracer === first.tracer }.map(\.event))
+                remaining = remaining.filter { $0.tracer !== first.tracer }[...]
             }
         }
     }
@@ -98,20 +100,21 @@ final class TraceBatch: Sendable {
     /// ```
     static func ownTrees(
         _ events: [(sequence: Int, event: ResolutionEvent, tracer: ResolutionTracer)], enclosing: [Int]
-    ) -> [(ResolutionEvent, ResolutionTracer)] {
+    ) -> [(event: ResolutionEvent, tracer: ResolutionTracer)] {
         let outermost = events.lazy.map(\.event.depth).min() ?? 0
         // Each event's tracer and depth in that tracer's tree, by its number, once leveled:
         // an enclosing event begins first, so it is leveled before what it encloses.
         var leveled: [Int: (tracer: ResolutionTracer, own: Int)] = [:]
         return events.map { entry in
             var depth = outermost
-            var next = enclosing.indices.contains(entry.sequence) ? enclosing[entry.sequence] : -1
+            // Every resolution begun has its entry: `begin(enclosedBy:)` files it.
+            var next = enclosing[entry.sequence]
             while next >= 0 {
                 if let outer = leveled[next], outer.tracer === entry.tracer {
                     depth = outer.own + 1
                     break
                 }
-                next = enclosing.indices.contains(next) ? enclosing[next] : -1
+                next = enclosing[next]
             }
             leveled[entry.sequence] = (entry.tracer, depth)
             return (entry.event.movedUp(by: entry.event.depth - depth), entry.tracer)
