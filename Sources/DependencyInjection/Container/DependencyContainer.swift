@@ -125,9 +125,10 @@ public final class DependencyContainer: @unchecked Sendable {
         let state = _Locked(ContainerState())
         self.state = state
         // Registered and given the parent's tracer in one step under the parent's lock,
-        // so that a tracer set meanwhile reaches this child too.
+        // so that a tracer set meanwhile reaches this child too. Until it is registered,
+        // no other thread can reach the new state: it is given the tracer without its lock.
         self.slotInParent = parent.state.withLock { parentState in
-            state.withLock { $0.tracer = parentState.tracer }
+            if let tracer = parentState.tracer { state.state.pointee.tracer = tracer }
             return parentState.children.add(ContainerState.Child(state: state, isScope: appContainer != nil))
         }
     }
