@@ -37,10 +37,18 @@ final class PropertyLink: Sendable {
     /// (in a module with main-actor default isolation, every one is).
     let readsOnMainActor: Bool
 
+    /// The container in whose frame a call reads the registration: it builds nothing,
+    /// nothing else reaches it, and an object created in its frame takes ``container``
+    /// (``DependencyContainer/init(linkingTo:)``). One per link: two links to one
+    /// registration, in two containers, may call each other, which in one container would
+    /// read as a cycle.
+    let host: DependencyContainer
+
     /// The link of a property at `keyPath`, read now, in `container`.
     init(to keyPath: AnyKeyPath, in container: DependencyContainer, name: StaticString) {
         (self.container, self.keyPath, self.name) = (container, keyPath, name)
         readsOnMainActor = MainActorThread.isCurrent
+        host = DependencyContainer(linkingTo: container)
     }
 
     /// The provider the key path leads to in the container, read now.
@@ -57,6 +65,24 @@ final class PropertyLink: Sendable {
                 + "with shutdown(), which releases what it kept while it lives")
         }
         return container[keyPath: unsafeDowncast(keyPath, to: KeyPath<DependencyContainer, Provider>.self)]
+    }
+
+    /// The provider the key path leads to in the container, read now in a frame of
+    /// ``host``, where the registration's getter runs as in a factory of the registration
+    /// at `key`: an object the getter creates (a helper its closure captures, with a
+    /// `@Dependency` of its own) takes the container, as on the property's first read, not
+    /// `main`.
+    ///
+    /// ```swift
+    /// // In a kept instance: `@Dependency(\.sessions) var sessions: ProviderFamily<UserID, Session>`
+    /// let family = link.providerRead(as: ProviderFamily<UserID, Session>.self, registeredAt: key)
+    /// ```
+    @usableFromInline
+    func providerRead<Provider>(as type: Provider.Type, registeredAt key: RegistrationKey) -> Provider {
+        let site = RegistrationSite(
+            scope: .factory, name: name, fileName: key.fileName, position: key.position, type: key.type,
+            isMainActor: false)
+        return DependencyInjection.Provider(host, site, nil, nil) { self.provider(as: Provider.self) }()
     }
 
     /// What a property at `keyPath` whose owner `container` keeps publishes for `value`,

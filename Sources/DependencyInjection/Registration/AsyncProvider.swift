@@ -111,9 +111,11 @@ public struct AsyncProvider<Value> {
         case .property(let link):
             // Read where the property's first read read it: this function runs on no actor,
             // and the registration's property may be isolated to the main actor.
+            let key = key
             let provider =
                 link.readsOnMainActor
-                ? await MainActor.run { link.provider(as: AsyncProvider.self) } : link.provider(as: AsyncProvider.self)
+                ? await MainActor.run { link.providerRead(as: AsyncProvider.self, registeredAt: key) }
+                : link.providerRead(as: AsyncProvider.self, registeredAt: key)
             return try await provider()
         }
     }

@@ -157,11 +157,10 @@ extension Provider: LinkedProvider {
     /// ```
     func linked(to keyPath: AnyKeyPath, in container: DependencyContainer) -> Provider {
         let link = PropertyLink(to: keyPath, in: container, name: name)
-        let host = DependencyContainer(linkingTo: container)
         let site = RegistrationSite(
             scope: .factory, name: name, fileName: site.fileName, position: site.position, type: site.type,
             isMainActor: false)
-        return Provider(host, site, argument, nil) { link.provider(as: Provider.self)() }
+        return Provider(link.host, site, argument, nil) { link.provider(as: Provider.self)() }
     }
 }
 

@@ -102,7 +102,7 @@ public struct ProviderFamily<Argument: Hashable & Sendable, Value>: ProviderFami
     public subscript(argument: Argument) -> Provider<Value> {
         switch origin {
         case .registration(let container, let make): Provider(member: self, of: container, make, argument)
-        case .property(let link): link.provider(as: ProviderFamily.self)[argument]
+        case .property(let link): link.providerRead(as: ProviderFamily.self, registeredAt: key)[argument]
         }
     }
 
