@@ -78,16 +78,30 @@ struct RegistrationKey: Hashable, @unchecked Sendable {
     /// The argument of a parameterized registration, boxed in a class so that copying a
     /// key is a single retain instead of an existential copy. Its hash is computed once,
     /// so every table probes with the same one.
+    ///
+    /// Two arguments are one when they have the same type and are equal by that type's
+    /// `==`. `AnyHashable` alone is not enough: it takes numbers of different types with
+    /// equal values for one value, so a generic registration
+    /// (`subscript<ID: Hashable & Sendable>(cache id: ID)`) would serve `1 as UInt8` the
+    /// instance built for `1 as Int`, and an override of one would replace the other:
+    ///
+    /// ```swift
+    /// Argument(1 as Int) == Argument(1 as UInt8)   // false
+    /// Argument(1 as Int) == Argument(1 as Int)     // true
+    /// ```
     @usableFromInline
     final class Argument: Hashable, @unchecked Sendable {
         // @unchecked: immutable; built only from `Sendable` arguments.
         @usableFromInline let value: AnyHashable
         @usableFromInline let hash: Int
+        /// The argument's type, as the registration declares it.
+        @usableFromInline let valueType: ObjectIdentifier
 
         @inlinable
         init<Value: Hashable & Sendable>(_ value: Value) {
             self.value = AnyHashable(value)
             self.hash = self.value.hashValue
+            self.valueType = ObjectIdentifier(Value.self)
         }
 
         /// The argument of ``RegistrationKey/goneInstances``, equal to no value a caller
@@ -97,7 +111,9 @@ struct RegistrationKey: Hashable, @unchecked Sendable {
         private struct GoneInstances: Hashable, Sendable {}
 
         @usableFromInline
-        static func == (lhs: Argument, rhs: Argument) -> Bool { lhs.value == rhs.value }
+        static func == (lhs: Argument, rhs: Argument) -> Bool {
+            lhs.valueType == rhs.valueType && lhs.value == rhs.value
+        }
 
         @usableFromInline
         func hash(into hasher: inout Hasher) { hasher.combine(hash) }
