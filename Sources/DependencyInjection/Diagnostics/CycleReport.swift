@@ -59,6 +59,9 @@ struct CycleStep: CustomStringConvertible {
     /// How the argument reads in a message: a number, a string (quoted), a Boolean, a
     /// `UUID` or a `URL` as the code writes it, shortened past 60 characters so that one
     /// long argument does not bury the chain; a value of any other type by its type's name.
+    /// A number, string or character of another type than its literal's (`1 as UInt8`,
+    /// `"a" as Character`) says its type: arguments of two types are two arguments, and a
+    /// cycle through `1 as Int` and `1 as UInt8` must tell its steps apart.
     ///
     /// Naming runs no user code, as a ``Site``'s does: an app type's `description`, or
     /// that of a collection of its values, may resolve from a container (maybe what
@@ -69,8 +72,14 @@ struct CycleStep: CustomStringConvertible {
             return String(describing: type)
         }
         let written = String(reflecting: value)
-        return escapingSeparators(written.count > 60 ? written.prefix(59) + "…" : written)
+        let literal = escapingSeparators(written.count > 60 ? written.prefix(59) + "…" : written)
+        return literalTypes.contains(ObjectIdentifier(type)) || !plainTypes.contains(ObjectIdentifier(type))
+            ? literal : literal + " as " + String(describing: type)
     }
+
+    /// The types a literal has when nothing else says which: `1`, `1.5`, `true`, `"a"`.
+    private static let literalTypes: Set<ObjectIdentifier> = [Int.self, Double.self, Bool.self, String.self]
+        .reduce(into: []) { $0.insert(ObjectIdentifier($1)) }
 
     /// The standard library's types whose descriptions a message prints.
     private static let plainTypes: Set<ObjectIdentifier> = [

@@ -356,11 +356,18 @@ enum ThreadFrames {
 
         /// Makes the object for `plain`, whose parent is `below`, and keeps it until the
         /// plain frame ends.
+        ///
+        /// The frame of a linked call's read (a factory of a link's own container, which
+        /// has no tracer) passes the trace of what encloses it through, at its depth: what
+        /// the registration's getter resolves during a call inside a traced construction
+        /// joins that construction's batch, as it does when the getter is read directly.
         private func make(_ plain: UnsafeMutablePointer<PlainFrame>, below: Frame?) -> Frame {
+            let readsLink = plain.pointee.building.isLinkHost
             let object = Frame(
                 container: plain.pointee.container, building: plain.pointee.building, keepsResult: false,
-                key: plain.pointee.key, site: plain.pointee.site, servesScope: nil, trace: nil,
-                owner: plain.pointee.owner, parent: below)
+                key: plain.pointee.key, site: plain.pointee.site, servesScope: nil,
+                trace: readsLink ? below?.trace : nil, owner: plain.pointee.owner, parent: below,
+                countsALevel: !readsLink)
             plain.pointee.object = Unmanaged.passRetained(object)
             return object
         }
