@@ -73,13 +73,15 @@ struct CycleStep: CustomStringConvertible {
         }
         let written = String(reflecting: value)
         let literal = escapingSeparators(written.count > 60 ? written.prefix(59) + "…" : written)
-        return literalTypes.contains(ObjectIdentifier(type)) || !plainTypes.contains(ObjectIdentifier(type))
-            ? literal : literal + " as " + String(describing: type)
+        return typesNoLiteralImplies.contains(ObjectIdentifier(type)) ? literal + " as " + String(describing: type) : literal
     }
 
-    /// The types a literal has when nothing else says which: `1`, `1.5`, `true`, `"a"`.
-    private static let literalTypes: Set<ObjectIdentifier> = [Int.self, Double.self, Bool.self, String.self]
-        .reduce(into: []) { $0.insert(ObjectIdentifier($1)) }
+    /// The standard library's types whose values print as a literal of another type does:
+    /// `1 as UInt8` prints as `1`, an `Int`; `"a" as Character` as `"a"`, a `String`.
+    private static let typesNoLiteralImplies: Set<ObjectIdentifier> = [
+        Int8.self, Int16.self, Int32.self, Int64.self, UInt.self, UInt8.self, UInt16.self, UInt32.self, UInt64.self,
+        Float.self, Substring.self, Character.self,
+    ].reduce(into: []) { $0.insert(ObjectIdentifier($1)) }
 
     /// The standard library's types whose descriptions a message prints.
     private static let plainTypes: Set<ObjectIdentifier> = [
