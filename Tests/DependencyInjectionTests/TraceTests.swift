@@ -221,3 +221,57 @@ extension DependencyContainer {
     fileprivate var tracedScreenHolder: Provider<TracedScreenHolder> { factory { TracedScreenHolder() } }
     fileprivate var imageCacheHolder: Int { 0 }
 }
+
+/// The tracer that a test's construction puts in place of its container's tracer, read
+/// from a stored value.
+final class TracerReplacement: Sendable {
+    let tracer: ResolutionTracer
+    init(_ tracer: ResolutionTracer) { self.tracer = tracer }
+}
+
+extension DependencyContainer {
+    /// A factory whose construction replaces its container's tracer, then resolves the
+    /// feed loader.
+    fileprivate var loaderAfterTracerChange: Provider<any FeedLoader> {
+        factory {
+            if let replacement: TracerReplacement = self.getValue(forKey: "tracer-replacement") {
+                self.tracer = replacement.tracer
+            }
+            return self.feedLoader()
+        }
+    }
+}
+
+@Suite struct TracerReplacedDuringAConstructionTests {
+    /// An app that swaps its tracer (a debug menu turning on a verbose one) while a
+    /// construction runs: the tracer the construction began with hears of it, and the new
+    /// one hears of what the construction still resolves, as a tree of its own from depth 0.
+    @Test func eachTracerHearsOfWhatResolvedWhileItWasSet() {
+        let container = DependencyContainer()
+        let first = Collected<[ResolutionEvent]>()
+        let second = Collected<[ResolutionEvent]>()
+        container.tracer = ResolutionTracer { first.append($0) }
+        container.setValue(TracerReplacement(ResolutionTracer { second.append($0) }), forKey: "tracer-replacement")
+        _ = container.loaderAfterTracerChange()
+        container.tracer = nil
+
+        #expect(first.values.map { $0.map(\.name) } == [["loaderAfterTracerChange"]])
+        #expect(first.values.first?.first?.depth == 0)
+        #expect(second.values.map { $0.map(\.name) } == [["feedLoader", "httpClient"]])
+        #expect(second.values.first?.map(\.depth) == [0, 1])
+    }
+
+    /// A tracer set while a construction that began untraced runs hears nothing of it: its
+    /// events could only be delivered inside that construction. The next resolution is
+    /// traced.
+    @Test func aTracerSetDuringAnUntracedConstructionHearsOfTheNextResolution() {
+        let container = DependencyContainer()
+        let batches = Collected<[ResolutionEvent]>()
+        container.setValue(TracerReplacement(ResolutionTracer { batches.append($0) }), forKey: "tracer-replacement")
+        _ = container.loaderAfterTracerChange()
+        #expect(batches.values.isEmpty)
+        _ = container.feedLoader()
+        container.tracer = nil
+        #expect(batches.values.map { $0.map(\.name) } == [["feedLoader", "httpClient"]])
+    }
+}

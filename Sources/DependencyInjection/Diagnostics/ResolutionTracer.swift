@@ -118,7 +118,9 @@ public struct ResolutionEvent: Sendable, Hashable, CustomStringConvertible {
 /// tracer receives its own container's events as a tree of their own: each one level
 /// below the nearest of them that encloses it in the resolution, and those that none of
 /// them encloses at depth 0 (at 1 when the resolution that began it threw: what an async
-/// resolution that throws built is delivered below it).
+/// resolution that throws built is delivered below it). So does a tracer that replaces
+/// another while a construction runs: it hears of what that construction still resolves,
+/// from depth 0, and the tracer the construction began with hears of the rest.
 ///
 /// Two kinds of resolution are not reported, because their events could only be delivered
 /// inside a construction, where a tracer that resolves would wait for itself: those made
