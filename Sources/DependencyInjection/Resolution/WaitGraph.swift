@@ -41,22 +41,56 @@ enum WaitGraph {
     /// close a cycle.
     static func beginWaiting(_ owner: Owner, innermost: Frame?, on target: InFlight) {
         let cycle: [CycleStep]? = waits.withLock { waits in
-            var segments: [CycleStep] = []
+            // Each owner's part of the cycle, if it is one: its construction, down to where
+            // it waits for the next part's, from the one `owner` is about to wait for.
+            var parts: [CyclePart] = []
             var next = target
             for _ in 0...waits.count {
                 guard !next.isDone, let builder = next.builder else { break }
                 if builder.owner == owner {
                     // Every owner met on the way is blocked, so its frames are stable.
-                    return builder.steps(to: innermost) + segments + [builder.step]
+                    parts.append(CyclePart(builder: builder, steps: builder.steps(to: innermost)))
+                    return chain(of: parts)
                 }
                 guard let wait = waits[builder.owner] else { break }
-                segments += builder.steps(to: wait.innermost)
+                parts.append(CyclePart(builder: builder, steps: builder.steps(to: wait.innermost)))
                 next = wait.target
             }
             waits[owner] = Wait(target: target, innermost: innermost)
             return nil
         }
         if let cycle { CycleReport.stop(Array(cycle.dropLast()), closing: cycle[cycle.count - 1]) }
+    }
+
+    /// One owner's part of a cycle of waits: the construction it builds, and the steps
+    /// from it down to where the owner waits.
+    private struct CyclePart {
+        let builder: Frame
+        let steps: [CycleStep]
+    }
+
+    /// The chain of a cycle whose parts each wait for the next, the last for the first,
+    /// read from the construction that none of the others encloses: the one the app asked
+    /// for, as a cycle on one thread reads (`a -> b -> a`: `a` needs `b`, which needs
+    /// `a`), whichever of the owners closed it. Async singletons, each built in a task of
+    /// its own, close a cycle in whichever task waits last.
+    ///
+    /// ```swift
+    /// chain(of: [outbox's part, engine's part])   // engine -> outbox -> engine
+    /// ```
+    private static func chain(of parts: [CyclePart]) -> [CycleStep] {
+        let builders = Set(parts.map { ObjectIdentifier($0.builder) })
+        let first =
+            parts.firstIndex { part in
+                var frame = part.builder.parent
+                while let enclosing = frame {
+                    if builders.contains(ObjectIdentifier(enclosing)) { return false }
+                    frame = enclosing.parent
+                }
+                return true
+            } ?? 0
+        let steps = (parts[first...] + parts[..<first]).flatMap(\.steps)
+        return steps + [steps[0]]
     }
 
     static func endWaiting(_ owner: Owner) {
