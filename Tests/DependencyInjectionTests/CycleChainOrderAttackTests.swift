@@ -118,23 +118,12 @@ extension DependencyContainer {
     }
 }
 
-/// Ends the process with code 124 and a note when it still runs after `seconds`: a
-/// cycle that hangs instead of stopping.
-private func endProcessIfStillRunning(after seconds: Int, _ what: String) {
-    Thread {
-        if DispatchSemaphore(value: 0).wait(timeout: .now() + .seconds(seconds)) == .timedOut {
-            FileHandle.standardError.write(Data("hang: \(what) still running after \(seconds) s\n".utf8))
-            exit(124)
-        }
-    }.start()
-}
-
 @Suite struct CycleChainOrderAttackTests {
     /// A ring of three async singletons asked for at alpha reads alpha, beta, gamma, alpha.
     @Test func aRingOfThreeAsyncSingletonsStartsAtAlpha() async {
         let cycle = CycleChain(
             await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-                endProcessIfStillRunning(after: 60, "ring asked at alpha")
+                endProcessIfHung("ring asked at alpha")
                 _ = try await DependencyContainer().orderRingAlpha()
             })
         #expect(
@@ -147,7 +136,7 @@ private func endProcessIfStillRunning(after seconds: Int, _ what: String) {
     @Test func aRingOfThreeAsyncSingletonsStartsAtGamma() async {
         let cycle = CycleChain(
             await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-                endProcessIfStillRunning(after: 60, "ring asked at gamma")
+                endProcessIfHung("ring asked at gamma")
                 _ = try await DependencyContainer().orderRingGamma()
             })
         #expect(
@@ -160,7 +149,7 @@ private func endProcessIfStillRunning(after seconds: Int, _ what: String) {
     @Test func aRingEnteredFromOutsideStartsWhereItIsEntered() async {
         let cycle = CycleChain(
             await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-                endProcessIfStillRunning(after: 60, "ring entered from outside")
+                endProcessIfHung("ring entered from outside")
                 _ = try await DependencyContainer().orderRingEntry()
             })
         #expect(
@@ -172,7 +161,7 @@ private func endProcessIfStillRunning(after seconds: Int, _ what: String) {
     @Test func asyncSharedPairStartsWithWhatWasAsked() async {
         let cycle = CycleChain(
             await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-                endProcessIfStillRunning(after: 60, "shared pair")
+                endProcessIfHung("shared pair")
                 _ = try await DependencyContainer().orderSharedPong()
             })
         #expect(
@@ -184,7 +173,7 @@ private func endProcessIfStillRunning(after seconds: Int, _ what: String) {
     @Test func asyncFamilyLoopStartsAtTheAskedMember() async {
         let cycle = CycleChain(
             await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-                endProcessIfStillRunning(after: 60, "family loop")
+                endProcessIfHung("family loop")
                 _ = try await DependencyContainer().orderLoop(2)()
             })
         #expect(cycle?.names == ["orderLoop(_:)", "orderLoop(_:)", "orderLoop(_:)", "orderLoop(_:)"], "\(cycle?.description ?? "no message")")
@@ -196,7 +185,7 @@ private func endProcessIfStillRunning(after seconds: Int, _ what: String) {
     @Test func anInlineAsyncFactoryKeepsItsPlaceAskedAtTheRim() async {
         let cycle = CycleChain(
             await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-                endProcessIfStillRunning(after: 60, "hub asked at rim")
+                endProcessIfHung("hub asked at rim")
                 _ = try await DependencyContainer().orderRim()
             })
         #expect(
@@ -208,7 +197,7 @@ private func endProcessIfStillRunning(after seconds: Int, _ what: String) {
     @Test func askedAtTheFactoryTheChainStartsAtTheFirstSingleton() async {
         let cycle = CycleChain(
             await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-                endProcessIfStillRunning(after: 60, "hub asked at spoke")
+                endProcessIfHung("hub asked at spoke")
                 _ = try await DependencyContainer().orderSpoke()
             })
         #expect(
@@ -220,7 +209,7 @@ private func endProcessIfStillRunning(after seconds: Int, _ what: String) {
     @Test func aTaskStartedByTheConstructionKeepsTheOrder() async {
         let cycle = CycleChain(
             await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-                endProcessIfStillRunning(after: 60, "spawner")
+                endProcessIfHung("spawner")
                 _ = try await DependencyContainer().orderSpawner()
             })
         #expect(
@@ -232,7 +221,7 @@ private func endProcessIfStillRunning(after seconds: Int, _ what: String) {
     @Test func twoThreadsTwoSingletonsThroughAFactory() async {
         let cycle = CycleChain(
             await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-                endProcessIfStillRunning(after: 60, "two threads")
+                endProcessIfHung("two threads")
                 let container = DependencyContainer()
                 container.setValue(Rendezvous(), forKey: "orderBarrier")
                 let other = DispatchSemaphore(value: 0)
@@ -254,7 +243,7 @@ private func endProcessIfStillRunning(after seconds: Int, _ what: String) {
     @Test func aCancelledAskerThatGoesOnDoesNotDisturbTheChain() async {
         let cycle = CycleChain(
             await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-                endProcessIfStillRunning(after: 60, "cancelled asker")
+                endProcessIfHung("cancelled asker")
                 let container = DependencyContainer()
                 let (started, gate) = (AsyncLatch(), AsyncLatch())
                 container.setValue(started, forKey: "orderStarted")
@@ -282,7 +271,7 @@ private func endProcessIfStillRunning(after seconds: Int, _ what: String) {
     @Test func twoThreadsTwoFamilyMembers() async {
         let cycle = CycleChain(
             await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-                endProcessIfStillRunning(after: 60, "two family members")
+                endProcessIfHung("two family members")
                 let container = DependencyContainer()
                 container.setValue(Rendezvous(), forKey: "orderBarrier")
                 let other = DispatchSemaphore(value: 0)
@@ -304,7 +293,7 @@ private func endProcessIfStillRunning(after seconds: Int, _ what: String) {
     @Test func syncSingletonsInTwoTasksOfOneAsyncConstruction() async {
         let cycle = CycleChain(
             await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-                endProcessIfStillRunning(after: 60, "mix")
+                endProcessIfHung("mix")
                 let container = DependencyContainer()
                 container.setValue(Rendezvous(), forKey: "orderBarrier")
                 _ = try await container.orderMixTop()
@@ -318,7 +307,7 @@ private func endProcessIfStillRunning(after seconds: Int, _ what: String) {
     @Test func aRingAskedThroughAScopeStartsWhereAsked() async {
         let cycle = CycleChain(
             await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-                endProcessIfStillRunning(after: 60, "ring through a scope")
+                endProcessIfHung("ring through a scope")
                 let app = DependencyContainer()
                 _ = try await DependencyContainer(scopeOf: app).orderRingBeta()
             })
@@ -332,7 +321,7 @@ private func endProcessIfStillRunning(after seconds: Int, _ what: String) {
     @Test func aRingAskedThroughAChildStartsWhereAsked() async {
         let cycle = CycleChain(
             await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-                endProcessIfStillRunning(after: 60, "ring through a child")
+                endProcessIfHung("ring through a child")
                 let app = DependencyContainer()
                 _ = try await DependencyContainer(parent: app).orderRingGamma()
             })
