@@ -478,6 +478,13 @@ struct ContainerState {
         return walkedToBuilt(key, fromAnyOf: overridden)
     }
 
+    /// ``built(_:fromAnyOf:)``, for inlinable code: a scope's look at its app container's
+    /// cached instance (``DependencyContainer/appInstanceShared(_:)``).
+    @usableFromInline
+    mutating func wasBuilt(_ key: RegistrationKey, fromAnyOf overridden: [RegistrationKey]) -> Bool {
+        built(key, fromAnyOf: overridden)
+    }
+
     /// The walk of ``built(_:fromAnyOf:)``, once one of `overridden` was used here.
     /// `mutating`, though it changes nothing, so that the call takes the state in place:
     /// for an out-of-line method that does not mutate, called on the `inout` state, the

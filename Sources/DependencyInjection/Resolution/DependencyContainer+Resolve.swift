@@ -47,8 +47,10 @@ extension DependencyContainer {
             }
             return provider.make()
         }
-        // Only a scope hands over: every other container skips the call.
-        guard appContainerOfScope != nil, let handover = appContainer(resolving: provider.key, provider.scope) else {
+        // Only a scope hands over: every other container skips the calls.
+        guard appContainerOfScope != nil else { return resolveSlowly(provider, servingScope: nil) }
+        if provider.scope == .singleton, let shared = appInstanceShared(provider) { return shared }
+        guard let handover = appContainer(resolving: provider.key, provider.scope) else {
             return resolveSlowly(provider, servingScope: nil)
         }
         return resolve(provider, handingOver: handover)

@@ -1,0 +1,86 @@
+extension DependencyContainer {
+    /// In a scope of its app container, the app's cached instance of the singleton `key`,
+    /// when the scope shares it and nothing needs the handover's road: the road a request
+    /// takes for every app-wide singleton it resolves, a server's everyday operation.
+    ///
+    /// ```swift
+    /// let request = DependencyContainer(scopeOf: app)
+    /// request.override(\.requestUser) { user }
+    /// let client = request.client()   // the app's client, found here
+    /// ```
+    ///
+    /// The handover (``appContainer(resolving:_:)``, then ``afterHandover(_:_:asked:)``)
+    /// looks for the construction the scope may be serving, notes the use for what the
+    /// scope builds, and reads the scope's overrides and the app container's record of
+    /// uses twice, before and after the app container answers: some eight lock
+    /// round-trips. When the app container keeps the instance, none of that can change the
+    /// answer unless the scope builds something (a use to note, or a handover under way,
+    /// which a construction it serves implies), traces, or its overrides change meanwhile.
+    /// So this look reads, under the scope's lock, that it does none of that and what it
+    /// overrides, with its count of changes; then, under the app container's, the box kept
+    /// for `key`, unless its record of uses says the instance was built from what the
+    /// scope overrides; then, under the scope's lock again, that the count has not moved
+    /// and the scope has not learned to build `key` itself. The overrides stood still from
+    /// the first lock to the last, so the answer is the one the scope would have had at the
+    /// moment the app container gave it.
+    ///
+    /// Only a scope made directly of its app container looks: the overrides of a scope
+    /// between them (a session's, for its requests) would need a lock each, and a count of
+    /// their own.
+    ///
+    /// - Returns: The app container's instance, or `nil` when the resolution takes the
+    ///   handover's road.
+    @inlinable
+    func appInstanceShared<Value>(_ provider: Provider<Value>) -> Value? {
+        guard let look = lookAtAppInstance(of: provider.key) else { return nil }
+        let value = look.app.state.withLock { state -> Value? in
+            if !look.installed.isEmpty, state.wasBuilt(provider.key, fromAnyOf: look.installed) { return nil }
+            return state.cachedSingleton(provider.key, as: Value.self)
+        }
+        guard let value, overridesStoodStill(since: look, for: provider.key) else { return nil }
+        return value
+    }
+
+    /// The first step of ``appInstanceShared(_:)``: under this scope's lock, that it builds
+    /// nothing, traces nothing and has not learned to build `key` itself, with what it
+    /// overrides and its count of changes; `nil` when the resolution takes the handover's
+    /// road.
+    @usableFromInline
+    func lookAtAppInstance(of key: RegistrationKey) -> AppInstanceLook? {
+        guard let app = appContainerOfScope, parent === app else { return nil }
+        let read: (installed: [RegistrationKey], changes: Int)? = state.withLock { state in
+            guard !state.isBuilding, state.tracer == nil, !state.hasLearnedOwn || !state.learnedOwn.contains(key) else {
+                return nil
+            }
+            // Most scopes override nothing, or one value (a request's user): no list to make.
+            let installed = state.overrides.isEmpty && !state.hasDecorations ? [] : state.listedOverriddenKeys()
+            return (installed, state.learnedOwnForgotten)
+        }
+        guard let (installed, changes) = read else { return nil }
+        // Compared outside the lock: a key's argument compares with its own `==`.
+        if !installed.isEmpty, installed.contains(key) || installed.contains(key.registration) { return nil }
+        return AppInstanceLook(app: app, installed: installed, changes: changes)
+    }
+
+    /// The last step of ``appInstanceShared(_:)``: whether, under this scope's lock, its
+    /// count of changes is still the one `look` read, and it has not learned meanwhile to
+    /// build `key` itself.
+    @usableFromInline
+    func overridesStoodStill(since look: AppInstanceLook, for key: RegistrationKey) -> Bool {
+        state.withLock { state in
+            state.learnedOwnForgotten == look.changes && (!state.hasLearnedOwn || !state.learnedOwn.contains(key))
+        }
+    }
+}
+
+/// What a scope read before it looks at its app container's cached instance
+/// (``DependencyContainer/appInstanceShared(_:)``).
+@usableFromInline
+struct AppInstanceLook {
+    /// The app container, the scope's parent.
+    @usableFromInline let app: DependencyContainer
+    /// What the scope overrides or decorates.
+    @usableFromInline let installed: [RegistrationKey]
+    /// The scope's ``ContainerState/learnedOwnForgotten`` when it read `installed`.
+    let changes: Int
+}
