@@ -126,6 +126,7 @@ scenario_paths=(main-singleton-swinject main-singleton-dependencies wrapper-depe
     property property-swinject property-dependencies property-direct
     override-main override-swinject override-dependencies override-direct
     test-world test-world-swinject
+    request-singleton request-singleton-swinject request-singleton-dependencies
     floor-bind floor-object floor-projection)
 long_paths=(chain10 chain10-swinject chain10-dependencies chain10-direct
     chain50 chain50-swinject chain50-dependencies chain50-direct
@@ -231,6 +232,8 @@ print_table() {
     row "   ... app that built a singleton from others" request-scope-built-app - request-with-dependencies \
         request-direct - -
     row "   ... plain child (H): parent: app" request-child - request-with-dependencies request-direct - -
+    row "11. app singleton in a request: r.client()" request-singleton request-singleton-swinject \
+        request-singleton-dependencies main-singleton-direct - -
     rule
     echo "Ir per level of the chains (per-op / depth), depth 10 -> depth 50 (equal: linear growth; larger at 50: faster than linear):"
     local column ten fifty
@@ -260,6 +263,10 @@ Notes:
   8     Swinject: a child Container(parent:), the stub registered, resolved, the child dropped.
         swift-dependencies has no container: its test world is withDependencies, the loop of row 6.
   9     Swinject has no per-request scope (not measured); lead compares swift-dependencies' request.
+  11    ours: a live DependencyContainer(scopeOf: app) with the request's user overridden, resolving
+        the client the app built. Swinject: a child Container(parent: app) with the user registered,
+        resolving the app's .container client. swift-dependencies: @Dependency(\.benchClient) read
+        inside one withDependencies { $0.requestUser = user } operation. By hand: a stored let.
 EOF
 }
 

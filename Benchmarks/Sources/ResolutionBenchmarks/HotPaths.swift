@@ -54,6 +54,16 @@ enum HotPath: String, CaseIterable {
     case requestWithDependencies = "request-with-dependencies"
     /// Scenario G by hand: the handler built from the user and the client.
     case requestDirect = "request-direct"
+    /// A live request scope of the app container, the request's user installed:
+    /// `request.client()`, the app's singleton, built before the loop. What a request's
+    /// code does for every app-wide service it uses.
+    case requestSingleton = "request-singleton"
+    /// Swinject: a child `Container(parent: app)` with the request's user registered,
+    /// resolving the app's client (`.container` scope, built before the loop).
+    case requestSingletonSwinject = "request-singleton-swinject"
+    /// swift-dependencies: `@Dependency(\.benchClient)` read inside one
+    /// `withDependencies { $0.requestUser = user }` operation.
+    case requestSingletonDependencies = "request-singleton-dependencies"
 
     /// `DependencyContainer.main.client()`, built before the loop.
     case mainSingleton = "main-singleton"
@@ -527,6 +537,29 @@ func hotPathRequestDirectLoop(_ root: HandWiredRoot, _ user: String, _ count: In
     }
 }
 
+// MARK: - 10. An app singleton in a request
+
+@inline(never)
+func hotPathRequestSingletonLoop(_ count: Int, _ request: DependencyContainer) {
+    for _ in 0..<count {
+        blackHole(request.client())
+    }
+}
+
+@inline(never)
+func hotPathRequestSingletonSwinjectLoop(_ count: Int, _ request: Container) {
+    for _ in 0..<count {
+        blackHole(request.resolve((any Client).self)!)
+    }
+}
+
+@inline(never)
+func hotPathRequestSingletonDependenciesLoop(_ user: String, _ count: Int) {
+    for _ in 0..<count {
+        blackHole(resolveClient())
+    }
+}
+
 // MARK: - Running one
 
 /// Runs one hot path `count` times, for callgrind, after checking that every column of
@@ -612,6 +645,8 @@ func runHotPath(_ path: HotPath, count: Int) {
         }
     case .requestScope, .requestScopeBuiltApp, .requestChild, .requestWithDependencies, .requestDirect:
         runRequestHotPath(path, count: count)
+    case .requestSingleton, .requestSingletonSwinject, .requestSingletonDependencies:
+        runRequestSingletonHotPath(path, count: count)
     case .floorBind, .floorObject, .floorProjection:
         runFloorHotPath(path, count: count)
     }
@@ -670,5 +705,26 @@ private func runRequestHotPath(_ path: HotPath, count: Int) {
         let root = HandWiredRoot()
         precondition(serveRequestDirectly(root: root, user: signedInUser) { $0.client === root.client })
         hotPathRequestDirectLoop(root, signedInUser, count)
+    }
+}
+
+/// Every column of operation 10: a request's code resolving an app-wide singleton the app
+/// built before, with the request's user installed.
+private func runRequestSingletonHotPath(_ path: HotPath, count: Int) {
+    switch path {
+    case .requestSingletonSwinject:
+        let app = makeSwinjectContainer()
+        let request = Container(parent: app)
+        request.register(String.self) { _ in signedInUser }
+        precondition(request.resolve((any Client).self)! === app.resolve((any Client).self)!)
+        hotPathRequestSingletonSwinjectLoop(count, request)
+    case .requestSingletonDependencies:
+        readClientInRequestWithDependencies(count: count)
+    default:
+        let app = DependencyContainer()
+        let request = DependencyContainer(scopeOf: app)
+        request.override(\.requestUser) { signedInUser }
+        precondition(request.requestUser() == signedInUser && request.client() === app.client() && !app.client().isStub)
+        hotPathRequestSingletonLoop(count, request)
     }
 }

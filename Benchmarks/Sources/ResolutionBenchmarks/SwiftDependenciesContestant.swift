@@ -163,6 +163,19 @@ func serveRequestWithDependencies<Response>(user: String, _ respond: (RequestHan
     }
 }
 
+/// Operation 10: runs the loop that reads the app's client inside one request, the
+/// request's user installed.
+func readClientInRequestWithDependencies(count: Int) {
+    warmUpSwiftDependencies()
+    withDependencies {
+        $0.requestUser = signedInUser
+    } operation: {
+        @Dependency(\.requestUser) var user
+        precondition(user == signedInUser && resolveClient() === resolveClient() && !resolveClient().isStub)
+        hotPathRequestSingletonDependenciesLoop(signedInUser, count)
+    }
+}
+
 /// Builds the cached live values before anything is timed or counted.
 func warmUpSwiftDependencies() {
     _ = resolveClient()
