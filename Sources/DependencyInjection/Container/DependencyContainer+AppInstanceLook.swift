@@ -15,18 +15,21 @@ extension DependencyContainer {
     /// uses twice, before and after the app container answers: some eight lock
     /// round-trips. When the app container keeps the instance, none of that can change the
     /// answer unless the scope builds something (a use to note, or a handover under way,
-    /// which a construction it serves implies), traces, or its overrides change meanwhile.
-    /// So this look reads, under the scope's lock, that it does none of that and what it
-    /// overrides, with its count of changes; then, under the app container's, the box kept
-    /// for `key`, unless its record of uses says the instance was built from what the
+    /// which a construction it serves implies) or its overrides change meanwhile: a tracer
+    /// of the scope hears nothing of the app container's instances either way, which are
+    /// the app container's events. So this look reads, under the scope's lock, that the
+    /// scope builds nothing and has not learned to build `key` itself, and what it
+    /// overrides, with its count of changes; then, under the app container's, the instance
+    /// kept for `key`, unless its record of uses says the instance was built from what the
     /// scope overrides; then, under the scope's lock again, that the count has not moved
     /// and the scope has not learned to build `key` itself. The overrides stood still from
     /// the first lock to the last, so the answer is the one the scope would have had at the
     /// moment the app container gave it.
     ///
-    /// Only a scope made directly of its app container looks: the overrides of a scope
-    /// between them (a session's, for its requests) would need a lock each, and a count of
-    /// their own.
+    /// A scope of a scope (a request in a session) also reads what the scopes between it
+    /// and the app container override, a lock round-trip each, after its count, as the
+    /// handover does: such a change installs its override there before it counts the
+    /// change here.
     ///
     /// - Returns: The app container's instance, or `nil` when the resolution takes the
     ///   handover's road.
@@ -42,24 +45,28 @@ extension DependencyContainer {
     }
 
     /// The first step of ``appInstanceShared(_:)``: under this scope's lock, that it builds
-    /// nothing, traces nothing and has not learned to build `key` itself, with what it
-    /// overrides and its count of changes; `nil` when the resolution takes the handover's
-    /// road.
+    /// nothing and has not learned to build `key` itself, with what it
+    /// overrides and its count of changes; then what the scopes between it and the app
+    /// container override. `nil` when the resolution takes the handover's road.
     @usableFromInline
     func lookAtAppInstance(of key: RegistrationKey) -> AppInstanceLook? {
-        guard let app = appContainerOfScope, parent === app else { return nil }
+        guard let app = appContainerOfScope else { return nil }
         let read: (installed: [RegistrationKey], changes: Int)? = state.withLock { state in
-            guard !state.isBuilding, state.tracer == nil, !state.hasLearnedOwn || !state.learnedOwn.contains(key) else {
+            guard !state.isBuilding, !state.hasLearnedOwn || !state.learnedOwn.contains(key) else {
                 return nil
             }
-            // Most scopes override nothing, or one value (a request's user): no list to make.
+            // A scope that overrides nothing, as many do, makes no list.
             let installed = state.overrides.isEmpty && !state.hasDecorations ? [] : state.listedOverriddenKeys()
             return (installed, state.learnedOwnForgotten)
         }
-        guard let (installed, changes) = read else { return nil }
+        guard let read else { return nil }
+        var installed = read.installed
+        // Read after the count, as the handover reads them: a change in an enclosing scope
+        // installs its override before it counts the change here.
+        addOverridesOfEnclosingScopes(upTo: app, to: &installed)
         // Compared outside the lock: a key's argument compares with its own `==`.
         if !installed.isEmpty, installed.contains(key) || installed.contains(key.registration) { return nil }
-        return AppInstanceLook(app: app, installed: installed, changes: changes)
+        return AppInstanceLook(app: app, installed: installed, changes: read.changes)
     }
 
     /// The last step of ``appInstanceShared(_:)``: whether, under this scope's lock, its
@@ -77,7 +84,7 @@ extension DependencyContainer {
 /// (``DependencyContainer/appInstanceShared(_:)``).
 @usableFromInline
 struct AppInstanceLook {
-    /// The app container, the scope's parent.
+    /// The scope's app container.
     @usableFromInline let app: DependencyContainer
     /// What the scope overrides or decorates.
     @usableFromInline let installed: [RegistrationKey]

@@ -280,6 +280,9 @@ extension DependencyContainer {
         // must not make the scope build its own from the app's values.
         let installed = overridesOfScope(upTo: handover.app)
         if installed.isEmpty { return .sharesAppInstance }
+        // An override of the key itself, installed meanwhile: the app's instance is never
+        // the scope's, however it was built.
+        if installed.contains(key) || installed.contains(key.registration) { return .buildsOwn }
         if state.withLock({ $0.learnedOwn.contains(key) }) { return .buildsOwn }
         // The app container's shared instance, if the look finds it alive: let go of after
         // unlocking, as the last reference to it may be.
@@ -356,6 +359,13 @@ extension DependencyContainer {
     /// has yet to raise.
     private func overridesOfScopeAndChanges(upTo app: DependencyContainer) -> (keys: [RegistrationKey], changes: Int) {
         var (keys, changes) = state.withLock { ($0.listedOverriddenKeys(), $0.learnedOwnForgotten) }
+        addOverridesOfEnclosingScopes(upTo: app, to: &keys)
+        return (keys, changes)
+    }
+
+    /// Adds to `keys` what the scopes between this scope and `app` override or decorate,
+    /// each read under its own lock: nothing for a scope made directly of `app`.
+    func addOverridesOfEnclosingScopes(upTo app: DependencyContainer, to keys: inout [RegistrationKey]) {
         var container = parent
         while let scope = container, scope !== app {
             let outer = scope.state.withLock { $0.listedOverriddenKeys() }
@@ -367,6 +377,5 @@ extension DependencyContainer {
             }
             container = scope.parent
         }
-        return (keys, changes)
     }
 }
