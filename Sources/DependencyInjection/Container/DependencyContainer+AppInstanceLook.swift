@@ -51,21 +51,33 @@ extension DependencyContainer {
     @usableFromInline
     func lookAtAppInstance(of key: RegistrationKey) -> AppInstanceLook? {
         guard let app = appContainerOfScope else { return nil }
-        let read: (installed: [RegistrationKey], changes: Int)? = state.withLock { state in
-            guard !state.isBuilding, !state.hasLearnedOwn || !state.learnedOwn.contains(key) else {
-                return nil
-            }
+        let read: (installed: [RegistrationKey], changes: Int, isBuilding: Bool)? = state.withLock { state in
+            guard state.handovers == 0, !state.hasLearnedOwn || !state.learnedOwn.contains(key) else { return nil }
             // A scope that overrides nothing, as many do, makes no list.
             let installed = state.overrides.isEmpty && !state.hasDecorations ? [] : state.listedOverriddenKeys()
-            return (installed, state.learnedOwnForgotten)
+            return (installed, state.learnedOwnForgotten, state.isBuilding)
         }
         guard let read else { return nil }
         var installed = read.installed
-        // Read after the count, as the handover reads them: a change in an enclosing scope
-        // installs its override before it counts the change here.
-        addOverridesOfEnclosingScopes(upTo: app, to: &installed)
+        if parent !== app {
+            // Read after the count, as the handover reads them: a change in an enclosing
+            // scope installs its override before it counts the change here.
+            addOverridesOfEnclosingScopes(upTo: app, to: &installed)
+        }
         // Compared outside the lock: a key's argument compares with its own `==`.
-        if !installed.isEmpty, installed.contains(key) || installed.contains(key.registration) { return nil }
+        if !installed.isEmpty, Self.isOverridden(key, amongst: installed) { return nil }
+        if read.isBuilding {
+            // The use of the app's instance, noted for what the scope builds before the app
+            // container is asked, as the handover notes it: a change of the key there then
+            // finds the constructions to drop. Under the same lock, the count says the
+            // overrides read above still stand, as if read after the note.
+            let noted = state.withLock { state in
+                guard state.learnedOwnForgotten == read.changes, state.handovers == 0 else { return false }
+                state.recordUse(of: key)
+                return true
+            }
+            guard noted else { return nil }
+        }
         return AppInstanceLook(app: app, installed: installed, changes: read.changes)
     }
 
