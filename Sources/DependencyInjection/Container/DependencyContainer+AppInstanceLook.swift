@@ -52,6 +52,8 @@ extension DependencyContainer {
     func lookAtAppInstance(of key: RegistrationKey) -> AppInstanceLook? {
         guard let app = appContainerOfScope else { return nil }
         let read: (installed: [RegistrationKey], changes: Int, isBuilding: Bool)? = state.withLock { state in
+            // While a handover is under way, a resolution may come from the app container's
+            // construction for this scope, which the handover's road sees and serves.
             guard state.handovers == 0, !state.hasLearnedOwn || !state.learnedOwn.contains(key) else { return nil }
             // A scope that overrides nothing, as many do, makes no list.
             let installed = state.overrides.isEmpty && !state.hasDecorations ? [] : state.listedOverriddenKeys()
@@ -69,14 +71,10 @@ extension DependencyContainer {
         if read.isBuilding {
             // The use of the app's instance, noted for what the scope builds before the app
             // container is asked, as the handover notes it: a change of the key there then
-            // finds the constructions to drop. Under the same lock, the count says the
-            // overrides read above still stand, as if read after the note.
-            let noted = state.withLock { state in
-                guard state.learnedOwnForgotten == read.changes, state.handovers == 0 else { return false }
-                state.recordUse(of: key)
-                return true
-            }
-            guard noted else { return nil }
+            // finds the constructions to drop. A change of the scope's overrides since they
+            // were read sends the resolution the long way at the last step, which notes it
+            // again, after that change.
+            state.withLock { $0.recordUse(of: key) }
         }
         return AppInstanceLook(app: app, installed: installed, changes: read.changes)
     }
