@@ -472,17 +472,13 @@ struct ContainerState {
     /// question whether any of `overridden` was used here at all is inlined, and the walk
     /// runs out of line only when one was. With the walk inlined too, the compiler copied
     /// the whole state to the stack before the question, about 150 instructions a request.
-    @inline(__always)
+    ///
+    /// Usable from inlinable code too: a scope's look at its app container's cached
+    /// instance (``DependencyContainer/appInstanceShared(_:)``) asks it.
+    @usableFromInline @inline(__always)
     mutating func built(_ key: RegistrationKey, fromAnyOf overridden: [RegistrationKey]) -> Bool {
         guard !dependents.isEmpty, wasUsed(anyOf: overridden) else { return false }
         return walkedToBuilt(key, fromAnyOf: overridden)
-    }
-
-    /// ``built(_:fromAnyOf:)``, for inlinable code: a scope's look at its app container's
-    /// cached instance (``DependencyContainer/appInstanceShared(_:)``).
-    @usableFromInline
-    mutating func wasBuilt(_ key: RegistrationKey, fromAnyOf overridden: [RegistrationKey]) -> Bool {
-        built(key, fromAnyOf: overridden)
     }
 
     /// The walk of ``built(_:fromAnyOf:)``, once one of `overridden` was used here.

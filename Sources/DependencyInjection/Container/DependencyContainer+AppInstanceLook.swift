@@ -13,18 +13,19 @@ extension DependencyContainer {
     /// looks for the construction the scope may be serving, notes the use for what the
     /// scope builds, and reads the scope's overrides and the app container's record of
     /// uses twice, before and after the app container answers: some eight lock
-    /// round-trips. When the app container keeps the instance, none of that can change the
-    /// answer unless the scope builds something (a use to note, or a handover under way,
-    /// which a construction it serves implies) or its overrides change meanwhile: a tracer
-    /// of the scope hears nothing of the app container's instances either way, which are
-    /// the app container's events. So this look reads, under the scope's lock, that the
-    /// scope builds nothing and has not learned to build `key` itself, and what it
-    /// overrides, with its count of changes; then, under the app container's, the instance
-    /// kept for `key`, unless its record of uses says the instance was built from what the
-    /// scope overrides; then, under the scope's lock again, that the count has not moved
-    /// and the scope has not learned to build `key` itself. The overrides stood still from
-    /// the first lock to the last, so the answer is the one the scope would have had at the
-    /// moment the app container gave it.
+    /// round-trips. When the app container keeps the instance and no handover is under way
+    /// (which a construction the scope serves implies), only a change of the scope's
+    /// overrides meanwhile can change that answer; a tracer of the scope hears nothing of
+    /// the app container's instances either way, which are the app container's events. So
+    /// this look reads, under the scope's lock, that no handover is under way and the scope
+    /// has not learned to build `key` itself, and what it overrides, with its count of
+    /// changes; notes the use under that lock again when the scope builds, before the app
+    /// container is asked, as the handover does; then, under the app container's lock,
+    /// takes the instance kept for `key`, unless its record of uses says the instance was
+    /// built from what the scope overrides; then, under the scope's lock again, checks that
+    /// the count has not moved and the scope has not learned to build `key` itself. The
+    /// overrides stood still from the first lock to the last, so the answer is the one the
+    /// scope would have had at the moment the app container gave it.
     ///
     /// A scope of a scope (a request in a session) also reads what the scopes between it
     /// and the app container override, a lock round-trip each, after its count, as the
@@ -37,17 +38,18 @@ extension DependencyContainer {
     func appInstanceShared<Value>(_ provider: Provider<Value>) -> Value? {
         guard let look = lookAtAppInstance(of: provider.key) else { return nil }
         let value = look.app.state.withLock { state -> Value? in
-            if !look.installed.isEmpty, state.wasBuilt(provider.key, fromAnyOf: look.installed) { return nil }
+            if !look.installed.isEmpty, state.built(provider.key, fromAnyOf: look.installed) { return nil }
             return state.cachedSingleton(provider.key, as: Value.self)
         }
         guard let value, overridesStoodStill(since: look, for: provider.key) else { return nil }
         return value
     }
 
-    /// The first step of ``appInstanceShared(_:)``: under this scope's lock, that it builds
-    /// nothing and has not learned to build `key` itself, with what it
+    /// The first step of ``appInstanceShared(_:)``: under this scope's lock, that no
+    /// handover is under way and it has not learned to build `key` itself, with what it
     /// overrides and its count of changes; then what the scopes between it and the app
-    /// container override. `nil` when the resolution takes the handover's road.
+    /// container override; then, when the scope builds, the use of `key`, noted under its
+    /// lock. `nil` when the resolution takes the handover's road.
     @usableFromInline
     func lookAtAppInstance(of key: RegistrationKey) -> AppInstanceLook? {
         guard let app = appContainerOfScope else { return nil }
