@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 // A scope finds its app container's cached singleton by a short look
-// (`appInstanceShared(_:)`) instead of the handover's road, when it builds nothing and
+// (`appInstanceShared(_:overriddenInScope:)`) instead of the handover's road, when it builds nothing and
 // what it overrides stands still. These tests pin that what a scope gets is
 // what the handover's road gives: its own copy where the app's instance was built from what
 // the scope overrides, the app's instance everywhere else, including when the scope's or

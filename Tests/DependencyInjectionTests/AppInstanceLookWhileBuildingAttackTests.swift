@@ -2,7 +2,7 @@ import DependencyInjection
 import Foundation
 import Testing
 
-// The quick look (`appInstanceShared(_:)`) also serves a scope that builds: a scoped
+// The quick look (`appInstanceShared(_:overriddenInScope:)`) also serves a scope that builds: a scoped
 // construction resolving an app singleton the app keeps notes the use (a2) instead of
 // taking the handover's road. These tests pin that what the scope built from the app's
 // instance is dropped exactly when something it used changes, in the scope, in an enclosing

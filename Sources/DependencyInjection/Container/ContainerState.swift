@@ -474,7 +474,7 @@ struct ContainerState {
     /// the whole state to the stack before the question, about 150 instructions a request.
     ///
     /// Usable from inlinable code too: a scope's look at its app container's cached
-    /// instance (``DependencyContainer/appInstanceShared(_:)``) asks it.
+    /// instance (``DependencyContainer/appInstanceShared(_:overriddenInScope:)``) asks it.
     @usableFromInline @inline(__always)
     mutating func built(_ key: RegistrationKey, fromAnyOf overridden: [RegistrationKey]) -> Bool {
         guard !dependents.isEmpty, wasUsed(anyOf: overridden) else { return false }

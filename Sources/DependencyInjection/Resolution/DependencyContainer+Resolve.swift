@@ -49,7 +49,11 @@ extension DependencyContainer {
         }
         // Only a scope hands over: every other container skips the calls.
         guard appContainerOfScope != nil else { return resolveSlowly(provider, servingScope: nil) }
-        if provider.scope == .singleton, let shared = appInstanceShared(provider) { return shared }
+        if provider.scope == .singleton {
+            var overriddenInScope = false
+            if let shared = appInstanceShared(provider, overriddenInScope: &overriddenInScope) { return shared }
+            if overriddenInScope { return resolveSlowly(provider, servingScope: nil) }
+        }
         guard let handover = appContainer(resolving: provider.key, provider.scope) else {
             return resolveSlowly(provider, servingScope: nil)
         }
