@@ -210,7 +210,7 @@ extension DependencyContainer {
                 servingScope?.endHandover()
                 var released = Released()
                 let ended = self.complete(
-                    resolution, outcome, scope: provider.scope, overriddenHere: resolution.overriddenHere, teardown: teardown,
+                    resolution, try? outcome.get(), scope: provider.scope, overriddenHere: resolution.overriddenHere, teardown: teardown,
                     released: &released)
                 return (ended, outcome, released)
             }
@@ -314,10 +314,9 @@ extension DependencyContainer {
     ///   what else it holds.
     @inline(__always)
     fileprivate func complete(
-        _ construction: Resolution, _ outcome: Result<AnyBox, any Error>, scope: DependencyScope, overriddenHere: Bool,
+        _ construction: Resolution, _ box: AnyBox?, scope: DependencyScope, overriddenHere: Bool,
         teardown: PendingTeardown?, released: inout Released
     ) -> InFlight? {
-        let box = try? outcome.get()
         let installed =
             appContainerOfScope == nil || box == nil || overriddenHere ? nil : overridesToCheck(construction.key, scope)
         let weakly = scope == .shared
@@ -461,11 +460,10 @@ final class Resolution: Frame, @unchecked Sendable {
     @usableFromInline
     func finish(in container: DependencyContainer, keeping box: AnyBox?, teardown: PendingTeardown?) {
         if let box, isListed {
-            let outcome: Result<AnyBox, any Error> = .success(box)
             var released = Released()
             container.complete(
-                self, outcome, scope: scope, overriddenHere: overriddenHere, teardown: teardown, released: &released)?
-                .finish(outcome)
+                self, box, scope: scope, overriddenHere: overriddenHere, teardown: teardown, released: &released)?
+                .finish(.success(box))
             withExtendedLifetime(released) {}
         } else if let box {
             keepGraphInstance(box, in: container)
