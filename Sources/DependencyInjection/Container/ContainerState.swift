@@ -388,20 +388,34 @@ struct ContainerState {
     /// by time window only (``windowOnlyUses``). A parameterized use is filed under its
     /// registration, all arguments together, so that arguments resolved while something is
     /// built cannot pile up.
+    ///
+    /// The constructions are walked by hand, each key read once: a `for` loop over the
+    /// list made its iterator, which retained each construction, and every read of a
+    /// frame's key copied it, about 150 instructions of each use a request notes.
     mutating func recordUse(of key: RegistrationKey) {
-        guard isBuilding else { return }
+        guard isBuilding, let first = building.first else { return }
         let used = key.registration
         var code = ResolvingCode()
-        for construction in building where construction.key != key {
-            // A dropped construction's instance is not kept: what it uses builds nothing here.
-            if construction.isDropped { continue }
-            if code.runsInside(construction) {
-                dependents.insert(construction.key, using: used)
-                if hasWindowOnlyUses { windowOnlyUses.remove(construction.key, using: used) }
-            } else if dependents[used]?.contains(construction.key) != true {
-                dependents.insert(construction.key, using: used)
-                windowOnlyUses.insert(construction.key, using: used)
-            }
+        recordUse(of: key, as: used, by: first, code: &code)
+        guard let second = building.second else { return }
+        recordUse(of: key, as: used, by: second, code: &code)
+        for construction in building.others { recordUse(of: key, as: used, by: construction, code: &code) }
+    }
+
+    /// Records the use of `key`, filed as `used`, by one construction in flight here.
+    private mutating func recordUse(
+        of key: RegistrationKey, as used: RegistrationKey, by construction: Resolution, code: inout ResolvingCode
+    ) {
+        // A dropped construction's instance is not kept: what it uses builds nothing here.
+        guard !construction.isDropped else { return }
+        let user = construction.key
+        guard user != key else { return }
+        if code.runsInside(construction) {
+            dependents.insert(user, using: used)
+            if hasWindowOnlyUses { windowOnlyUses.remove(user, using: used) }
+        } else if dependents[used]?.contains(user) != true {
+            dependents.insert(user, using: used)
+            windowOnlyUses.insert(user, using: used)
         }
     }
 

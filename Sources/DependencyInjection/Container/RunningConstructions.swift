@@ -24,9 +24,11 @@
 /// ```
 struct RunningConstructions: Sequence {
     // Filled in order: `second` only while `first` is set, `others` only while both are.
-    private var first: Resolution?
-    private var second: Resolution?
-    private var others: [Resolution] = []
+    // Read, not written, outside: a walk by hand (``ContainerState/recordUse(of:)``)
+    // retains nothing that a `for` loop's iterator would.
+    private(set) var first: Resolution?
+    private(set) var second: Resolution?
+    private(set) var others: [Resolution] = []
 
     var isEmpty: Bool { first == nil }
 
