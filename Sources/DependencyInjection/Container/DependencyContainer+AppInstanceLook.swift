@@ -40,7 +40,7 @@ extension DependencyContainer {
     /// overrides stood still since it read them (or it takes the handover's road): a
     /// change of the override after that finds what to drop, also a use by a thread the
     /// construction waits for. The handover's road would have read the same overrides
-    /// again, noted the same use twice, and come to the same construction, about 970
+    /// again, noted the same use twice, and come to the same construction, about 930
     /// instructions later. A request's own user, which its handler resolves on every request, is such a
     /// registration. An override removed between the look and the claim leaves the
     /// construction what it is on the handover's road when the override goes between its
