@@ -66,6 +66,25 @@ extension DependencyContainer {
     }
 }
 
+/// A request of an app, in a session when asked for, and the scope that overrides what
+/// the request resolves (the request, or its session), for the scenarios of the attacks on
+/// the straight road.
+struct OwnRoadWorld {
+    let app = DependencyContainer()
+    let request: DependencyContainer
+    let overriding: DependencyContainer
+    /// An account whose `==` runs the work armed on `onCompare`.
+    let account: LookAccount
+    let onCompare = RunOnce()
+
+    init(inSession: Bool) {
+        let session = DependencyContainer(scopeOf: app)
+        request = DependencyContainer(scopeOf: inSession ? session : app)
+        overriding = inSession ? session : request
+        account = LookAccount(number: 1, onCompare: onCompare)
+    }
+}
+
 /// What a scenario found, reported to the test from the thread it ran on.
 private struct OwnRoadAttackFindings: Sendable {
     var handlerSharesAppUser = false
@@ -83,12 +102,9 @@ private struct OwnRoadAttackFindings: Sendable {
     ) async -> OwnRoadAttackFindings? {
         let found = Collected<OwnRoadAttackFindings>()
         let finished = await finishesWithoutHangingOffThePool {
-            let app = DependencyContainer()
-            let session = DependencyContainer(scopeOf: app)
-            let request = DependencyContainer(scopeOf: inSession ? session : app)
-            let overriding = inSession ? session : request
-            let onCompare = RunOnce()
-            let account = LookAccount(number: 1, onCompare: onCompare)
+            let world = OwnRoadWorld(inSession: inSession)
+            let (app, request, overriding, account, onCompare) =
+                (world.app, world.request, world.overriding, world.account, world.onCompare)
             overriding.override(\.[ownRoadAttackUser: account]) { OwnRoadUser("request") }
             onCompare.arm { overriding.reset(\.[ownRoadAttackUser: account]) }
             _ = handler(request, account)  // the resolution whose look meets the removal

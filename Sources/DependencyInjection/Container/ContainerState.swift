@@ -142,13 +142,10 @@ struct ContainerState {
     /// table entry cost every first build an insertion and a removal, and every new
     /// container (a test's world, a request's scope) a table. The first resolution that
     /// waits for it makes the room where it waits (``Resolution/waitRoom()``).
-    ///
-    /// `useNoted`: the caller noted the use of `key` already (a scope's quick look, for a
-    /// registration the scope overrides).
-    mutating func claim(_ key: RegistrationKey, scope: DependencyScope, useNoted: Bool = false) -> Claim {
+    mutating func claim(_ key: RegistrationKey, scope: DependencyScope) -> Claim {
         // Checked here, not only inside the calls: a first build, which records and waits
         // for nothing, would pay for the calls alone.
-        if isBuilding && !useNoted { recordUse(of: key) }
+        if isBuilding { recordUse(of: key) }
         guard scope.isBuiltOnceByContainer else { return .build }
         if let box = singletons.box(for: key) { return .cached(box) }
         if scope == .shared, hasSharedInstances, let object = sharedInstances[key]?.object {

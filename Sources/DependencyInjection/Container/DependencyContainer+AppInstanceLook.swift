@@ -34,22 +34,25 @@ extension DependencyContainer {
     ///
     /// A registration that the scope, or a scope between it and the app container,
     /// overrides or decorates (or its family) is built in the scope whatever the app
-    /// container keeps. The look says so at once (`overriddenInScope`), and the resolution
-    /// goes straight to its construction here. While the scope builds, the look first
-    /// notes the use, under the scope's lock, where its count of changes shows the
-    /// overrides stood still since it read them (or it takes the handover's road): a
-    /// change of the override after that finds what to drop, also a use by a thread the
-    /// construction waits for. The handover's road would have read the same overrides
-    /// again, noted the same use twice, and come to the same construction, about 930
-    /// instructions later. A request's own user, which its handler resolves on every request, is such a
-    /// registration. An override removed between the look and the claim leaves the
-    /// construction what it is on the handover's road when the override goes between its
-    /// read and the claim: built from what is installed then, handed out once, and not kept.
+    /// container keeps. The look says so (`overriddenInScope`), and the resolution goes
+    /// straight to its construction here, once the look has checked, under the scope's
+    /// lock again, that its count of changes shows the overrides stood still since it read
+    /// them (or it takes the handover's road), and, in a scope that builds, noted the use
+    /// there: whatever construction runs in the scope then, also one that started while
+    /// the look compared keys, a change of the override from then on finds it to drop,
+    /// also when it waits for a thread that resolves the key (a use by time window only).
+    /// The claim notes the use again, for a construction that starts after the look, as
+    /// on the handover's road. That road would have read the same overrides again and
+    /// come to the same construction, about 560 instructions later. A request's own
+    /// user, which its handler resolves on every request, is such a registration. An
+    /// override removed between the look and the claim leaves the construction what it is
+    /// on the handover's road when the override goes between its read and the claim: built
+    /// from what is installed then, handed out once, and not kept.
     ///
     /// ```swift
     /// var overriddenInScope = false
     /// if let shared = appInstanceShared(provider, overriddenInScope: &overriddenInScope) { return shared }
-    /// if overriddenInScope { return resolveSlowly(provider, servingScope: nil, useNoted: true) }
+    /// if overriddenInScope { return resolveSlowly(provider, servingScope: nil) }
     /// ```
     ///
     /// The flag is an `inout` parameter, not a case of the result: an enum of the value
@@ -101,18 +104,17 @@ extension DependencyContainer {
             // What the scope builds uses `key`: noted before the construction is claimed,
             // as the handover notes it before it reads the overrides again, so that a
             // change of the override from now on finds what to drop, also a use by a
-            // thread the construction waits for, which counts by time window only. Under
+            // thread a construction waits for, which counts by time window only. Under
             // the lock where the count shows the overrides stood still since they were
-            // read; a change meanwhile, which found nothing to drop, sends the resolution
-            // the long way.
-            if read.isBuilding {
-                let stoodStill = state.withLock { state -> Bool in
-                    guard state.learnedOwnForgotten == read.changes else { return false }
-                    state.recordUse(of: key)
-                    return true
-                }
-                guard stoodStill else { return nil }
+            // read (a change meanwhile, which found nothing to drop, sends the resolution
+            // the long way), and whether or not the scope built when they were read: a
+            // construction may have started while the keys were compared.
+            let stoodStill = state.withLock { state -> Bool in
+                guard state.learnedOwnForgotten == read.changes else { return false }
+                if state.isBuilding { state.recordUse(of: key) }
+                return true
             }
+            guard stoodStill else { return nil }
             overriddenInScope = true
             return nil
         }

@@ -52,7 +52,7 @@ extension DependencyContainer {
         if provider.scope == .singleton {
             var overriddenInScope = false
             if let shared = appInstanceShared(provider, overriddenInScope: &overriddenInScope) { return shared }
-            if overriddenInScope { return resolveSlowly(provider, servingScope: nil, useNoted: true) }
+            if overriddenInScope { return resolveSlowly(provider, servingScope: nil) }
         }
         guard let handover = appContainer(resolving: provider.key, provider.scope) else {
             return resolveSlowly(provider, servingScope: nil)
@@ -86,16 +86,10 @@ extension DependencyContainer {
 
     /// Resolves `provider` in this container, for `servingScope` when this is the app
     /// container of a scope that handed it over.
-    ///
-    /// `useNoted`: a scope's quick look noted the use of `provider` for the constructions in
-    /// flight here already, under the lock where it saw its overrides stand still
-    /// (``lookAtAppInstance(of:overriddenInScope:)``), so the claim does not note it again.
-    /// A construction that starts here after that note started after this resolution, and
-    /// cannot be what it resolves for.
     @inlinable
-    func resolveSlowly<Value>(_ provider: Provider<Value>, servingScope: ObjectIdentifier?, useNoted: Bool = false) -> Value {
+    func resolveSlowly<Value>(_ provider: Provider<Value>, servingScope: ObjectIdentifier?) -> Value {
         let build: Resolution
-        switch prepare(provider.key, provider.name, provider.scope, Value.self, servingScope: servingScope, useNoted: useNoted) {
+        switch prepare(provider.key, provider.name, provider.scope, Value.self, servingScope: servingScope) {
         case .ready(let object): return Self.unbox(object)
         case .build(let started): build = started
         }
@@ -112,9 +106,9 @@ extension DependencyContainer {
     @usableFromInline
     func prepare(
         _ key: RegistrationKey, _ name: StaticString, _ scope: DependencyScope, _ type: Any.Type,
-        servingScope: ObjectIdentifier?, useNoted: Bool = false
+        servingScope: ObjectIdentifier?
     ) -> Preparation {
-        let (resolution, claim) = begin(key, name, scope, type, servingScope: servingScope, useNoted: useNoted)
+        let (resolution, claim) = begin(key, name, scope, type, servingScope: servingScope)
         if scope == .graph, let box = resolution.graphInstance(in: self) {
             resolution.traced?.finish(outcome: .cached)
             return .ready(box)
@@ -241,10 +235,10 @@ extension DependencyContainer {
     ///   at once: kept in the resolution, it cost every first build a release of its own.
     private func begin(
         _ key: RegistrationKey, _ name: StaticString, _ scope: DependencyScope, _ type: Any.Type,
-        servingScope: ObjectIdentifier?, isAsync: Bool = false, useNoted: Bool = false
+        servingScope: ObjectIdentifier?, isAsync: Bool = false
     ) -> (Resolution, ContainerState.Claim) {
         let (claim, listed, ownOverride, tracer) = state.withLock({ state -> (ContainerState.Claim, Resolution?, AnyObject?, ResolutionTracer?) in
-            let claim = state.claim(key, scope: scope, useNoted: useNoted)
+            let claim = state.claim(key, scope: scope)
             guard case .build = claim else { return (claim, nil, nil, state.tracer) }
             let ownOverride = state.replacement(for: key)
             guard scope.isBuiltOnceByContainer else { return (claim, nil, ownOverride, state.tracer) }
