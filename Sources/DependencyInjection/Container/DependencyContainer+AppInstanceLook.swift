@@ -43,7 +43,7 @@ extension DependencyContainer {
     /// also when it waits for a thread that resolves the key (a use by time window only).
     /// The claim notes the use again, for a construction that starts after the look, as
     /// on the handover's road. That road would have read the same overrides again and
-    /// come to the same construction, about 560 instructions later. A request's own
+    /// come to the same construction, about 570 instructions later. A request's own
     /// user, which its handler resolves on every request, is such a registration. An
     /// override removed between the look and the claim leaves the construction what it is
     /// on the handover's road when the override goes between its read and the claim: built
