@@ -28,6 +28,31 @@ extension DependencyContainer {
 
     var draftStore: Provider<ResponseStore> { cachedWithoutSite { ResponseStore() } }
     var outboxStore: Provider<ResponseStore> { cachedWithoutSite { ResponseStore() } }
+
+    /// A helper that forwards its caller's name, and not its site: the properties that use
+    /// it share its one registration, each naming it after itself.
+    func cachedWithNameOnly<T: Sendable>(name: StaticString = #function, _ make: @escaping () -> T) -> Provider<T> {
+        singleton(name: name, make)
+    }
+
+    var inboxStore: Provider<ResponseStore> { cachedWithNameOnly { ResponseStore() } }
+    var archiveStore: Provider<ResponseStore> { cachedWithNameOnly { ResponseStore() } }
+
+    /// A registration, a feature's name for it, and a getter that picks one of two.
+    var sessionStore: Provider<ResponseStore> { singleton { ResponseStore() } }
+    var settingsSessionStore: Provider<ResponseStore> { sessionStore }
+    var previewStore: Provider<ResponseStore> { singleton { ResponseStore() } }
+    var pickedStore: Provider<ResponseStore> { isMocked ? previewStore : sessionStore }
+}
+
+final class SessionScreen {
+    @Dependency(\.sessionStore) var store
+    init() {}
+}
+
+final class SettingsScreen {
+    @Dependency(\.settingsSessionStore) var store
+    init() {}
 }
 
 /// A registration is identified by the site of its `singleton`/`factory`/`shared` call;
@@ -79,6 +104,50 @@ extension DependencyContainer {
         }
         let merged = issues.filter { $0.message.contains("share one registration") }
         #expect(!merged.isEmpty, "\(issues.map(\.message))")
+    }
+
+    /// A helper that forwards the name and not the site merges as surely: the two
+    /// properties name the registration each after itself, and the issue says so.
+    @Test func aHelperThatForwardsOnlyTheNameStillReportsTheMerge() {
+        let container = DependencyContainer()
+        let issues = reportedIssues(in: container) {
+            container.override(\.inboxStore) { ResponseStore() }
+            container.override(\.archiveStore) { ResponseStore() }
+        }
+        let merged = issues.filter { $0.message.contains("share one registration") }
+        #expect(merged.count == 1, "\(issues.map(\.message))")
+    }
+
+    // MARK: - Properties that return another's provider
+
+    /// A feature's own name for a registration is the same registration on purpose: one
+    /// instance through both, one override for both, and no issue.
+    @Test func anAliasOfARegistrationIsNoMerge() {
+        let container = DependencyContainer()
+        var screens: (SessionScreen, SettingsScreen)?
+        let issues = reportedIssues(in: container) {
+            screens = DependencyContainer.withMain(container) { (SessionScreen(), SettingsScreen()) }
+            #expect(screens!.0.store === screens!.1.store)
+            container.override(\.settingsSessionStore) { ResponseStore() }
+            container.reset(\.sessionStore)
+        }
+        #expect(issues.isEmpty, "\(issues.map(\.message))")
+    }
+
+    /// A getter that picks one of two registrations reaches each of them through a second
+    /// key path: no issue either.
+    @Test func aGetterThatPicksARegistrationIsNoMerge() {
+        let live = DependencyContainer()
+        let mocked = DependencyContainer(isMocked: true)
+        let issues = reportedIssues(in: live) {
+            _ = reportedIssues(in: mocked) {
+                mocked.override(\.previewStore) { ResponseStore() }
+                mocked.override(\.pickedStore) { ResponseStore() }
+            }
+            live.override(\.sessionStore) { ResponseStore() }
+            live.override(\.pickedStore) { ResponseStore() }
+        }
+        #expect(issues.isEmpty, "\(issues.map(\.message))")
     }
     #endif
 }

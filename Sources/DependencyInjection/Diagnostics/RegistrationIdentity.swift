@@ -7,13 +7,22 @@
 /// that `override`, `reset` and `@Dependency` receive tell such properties apart, so the
 /// first time two different key paths lead to one identity, a ``DependencyIssue`` says so.
 ///
+/// A property that returns another one's provider is an alias, not a merge: both key paths
+/// lead to the one registration on purpose, and one override replaces both, as its author
+/// means. The registration's name tells the two apart. An alias hands out the provider its
+/// original property made, named after that property; a helper that does not forward its
+/// caller's site names every property's provider after itself (`cached(_:)`), or, if it
+/// forwards only the name, after each property in turn.
+///
 /// ```swift
 /// func cached<T: Sendable>(_ make: @escaping () -> T) -> Provider<T> { singleton(make) }  // merges
+/// var settingsClock: Provider<Clock> { clock }                                              // an alias
 /// ```
 @usableFromInline
 enum RegistrationIdentity {
     #if DEBUG
-    private static let keyPaths = _Locked([RegistrationKey: AnyKeyPath]())
+    /// The first key path noted for each registration, with the name its provider carried.
+    private static let keyPaths = _Locked([RegistrationKey: (keyPath: AnyKeyPath, name: StaticString)]())
     #endif
 
     /// `keyPath` in a debug build, where ``note(_:leadsTo:name:in:)`` checks it, and nil in
@@ -43,9 +52,9 @@ enum RegistrationIdentity {
         #if DEBUG
         // Arguments tell parameterized registrations apart, and would make the table grow.
         guard let keyPath, key.argument == nil else { return }
-        let seen: AnyKeyPath? = keyPaths.withLock { keyPaths in
+        let seen = keyPaths.withLock { keyPaths -> (keyPath: AnyKeyPath, name: StaticString)? in
             guard let seen = keyPaths[key] else {
-                keyPaths[key] = keyPath
+                keyPaths[key] = (keyPath, name)
                 return nil
             }
             return seen
@@ -53,7 +62,8 @@ enum RegistrationIdentity {
         // Compared after unlocking: comparing two key paths compares their subscripts'
         // indices with the indices' own `==`, which is the app's code, and may override,
         // reset or read a `@Dependency`, each of which notes a key path here.
-        guard let other = seen, other != keyPath else { return }
+        guard let (other, otherName) = seen, other != keyPath else { return }
+        guard !isAlias(named: name, and: otherName) else { return }
         DependencyIssue(
             dependency: name.description,
             message: "\(other) and \(keyPath) share one registration (\(key.file):\(key.line)): "
@@ -61,6 +71,21 @@ enum RegistrationIdentity {
             fileID: key.file, filePath: key.file, line: key.line, column: key.column, container: container
         ).report()
         #endif
+    }
+
+    /// Whether two key paths that lead to one registration whose providers they read were
+    /// named `name` and `other` are a property and its alias: the same name, and a
+    /// property's, where a function's or a subscript's has its parameters in parentheses
+    /// (`cached(_:)`, `subscript(session:)`).
+    ///
+    /// ```swift
+    /// RegistrationIdentity.isAlias(named: "clock", and: "clock")               // true
+    /// RegistrationIdentity.isAlias(named: "cached(_:)", and: "cached(_:)")     // false: a helper
+    /// RegistrationIdentity.isAlias(named: "draftStore", and: "outboxStore")    // false
+    /// ```
+    static func isAlias(named name: StaticString, and other: StaticString) -> Bool {
+        let text = name.description
+        return text == other.description && !text.contains("(")
     }
 
     /// What makes two key paths lead to one registration, by its name and whether it is a
