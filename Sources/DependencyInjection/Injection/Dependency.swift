@@ -28,8 +28,10 @@
 /// time after the container is gone, or calling that provider then, stops with a message;
 /// so does a first read in the owning object's `deinit` when the container releases it,
 /// unless the container is ended with
-/// ``DependencyContainer/shutdown(fileID:filePath:line:column:)``, which releases what it
-/// kept while it lives. Reading the property from many threads at once is safe: the
+/// ``DependencyContainer/shutdown(fileID:filePath:line:column:)`` or
+/// ``DependencyContainer/reset()``, which release what it kept while it lives. A main-actor
+/// value that they release off the main actor goes on the main queue, and the container
+/// stays until it is released there. Reading the property from many threads at once is safe: the
 /// dependency is resolved once and every reader sees the same value.
 ///
 /// A class whose only mutable state is `@Dependency` properties may be declared

@@ -46,6 +46,9 @@ class Box<Value>: AnyBox, @unchecked Sendable {
 /// kept in ``handOff``. A class's stored properties are destroyed after its superclass's
 /// (`ObjectLayoutTests` holds the compiler to that), so the box lets go of its own copy
 /// first, and the hand-off, released last, sends the only copy left to the main queue.
+/// The thread counts each hand-off, so that a container ending its life here stays alive
+/// until the main queue has released the value (``MainActorHandOffs``): the value's
+/// `deinit` may read a property that resolves from it.
 @usableFromInline
 final class MainActorBox<Value>: Box<Value>, @unchecked Sendable {
     /// Set only by `deinit`, off the main thread; destroyed after `value`.
@@ -55,6 +58,7 @@ final class MainActorBox<Value>: Box<Value>, @unchecked Sendable {
 
     deinit {
         guard !MainActorThread.isCurrent else { return }
+        MainActorHandOffs.countOne()
         handOff = MainActorHandOff(value)
     }
 }

@@ -1,0 +1,159 @@
+// A main-actor singleton that a container lets go of off the main actor is released on the
+// main queue, later. Its deinit may read a @Dependency for the first time, which resolves
+// from that container: `shutdown()` and `reset()` keep the container alive until the main
+// queue has released such values, wherever they are called, so the read finds it.
+import DependencyInjection
+import Dispatch
+import Foundation
+import Testing
+
+/// A log an app writes to when a store goes.
+final class ReleaseLog {
+    private(set) var lines: [String] = []
+    init() {}
+    func record(_ line: String) { lines.append(line) }
+}
+
+/// A store that flushes to the log when it goes: its deinit reads the log for the first time.
+final class FlushingDraftStore {
+    @Dependency(\.releaseLog) var log
+    init() {}
+    deinit {
+        MainActor.assumeIsolated { log.record("flushed") }
+    }
+}
+
+extension DependencyContainer {
+    var releaseLog: Provider<ReleaseLog> { singleton { ReleaseLog() } }
+    var flushingDraftStore: Provider<FlushingDraftStore> { singleton { FlushingDraftStore() } }
+    /// The same store, which also declares a teardown: its instance goes with the teardown,
+    /// after the teardowns ran.
+    var closingDraftStore: Provider<FlushingDraftStore> {
+        singleton { FlushingDraftStore() }.onShutdown { _ in }
+    }
+}
+
+/// A container handed from the main actor to a task that ends it, as a session is at
+/// sign-out, or a test's world when the test ends.
+nonisolated final class ContainerHandOver: @unchecked Sendable {
+    private let lock = NSLock()
+    private var container: DependencyContainer?
+    init() {}
+    func put(_ container: DependencyContainer) { lock.withLock { self.container = container } }
+    func take() -> DependencyContainer? { lock.withLock { defer { container = nil }; return container } }
+}
+
+/// A weak reference to a container, read after the container was handed over.
+nonisolated final class WeakContainer: @unchecked Sendable {
+    private let lock = NSLock()
+    private weak var container: DependencyContainer?
+    init(_ container: DependencyContainer) { self.container = container }
+    var isGone: Bool { lock.withLock { container == nil } }
+}
+
+/// Makes a child of `mocks` on the main actor and lets `use` build in it, then ends it
+/// with `end` in a detached task and lets go of it, while the main queue is kept busy: the
+/// main-actor values it dropped are released after that, when the main queue gets to them.
+/// Returns once the main queue has run what was on it before, with a weak reference to
+/// the container.
+///
+/// ```swift
+/// await useThenEndOffTheMainActor({ _ = $0.flushingDraftStore() }) { await $0.shutdown() }
+/// ```
+@discardableResult
+nonisolated func useThenEndOffTheMainActor(
+    _ use: @escaping @MainActor @Sendable (DependencyContainer) -> Void,
+    _ end: @escaping @Sendable (DependencyContainer) async -> Void
+) async -> WeakContainer {
+    let handOver = ContainerHandOver()
+    let weakContainer = await MainActor.run {
+        let container = DependencyContainer(parent: .mocks)
+        use(container)
+        handOver.put(container)
+        return WeakContainer(container)
+    }
+    let ended = DispatchSemaphore(value: 0)
+    await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+        DispatchQueue.main.async {
+            ended.wait()
+            // After whatever the release put on the main queue meanwhile.
+            DispatchQueue.main.async { done.resume() }
+        }
+        Task.detached {
+            let container = handOver.take()!
+            await end(container)
+            _ = consume container
+            ended.signal()
+        }
+    }
+    return weakContainer
+}
+
+@Suite struct MainActorReleaseAfterEndTests {
+    // MARK: - Ended off the main actor, then released
+
+    @Test func aStoresDeinitReadsItsLogAfterAnAwaitedShutdownOffTheMainActor() async {
+        await #expect(processExitsWith: .success) {
+            await useThenEndOffTheMainActor({ _ = $0.flushingDraftStore() }) { await $0.shutdown() }
+        }
+    }
+
+    @Test func aStoresDeinitReadsItsLogAfterAShutdownOffTheMainActor() async {
+        await #expect(processExitsWith: .success) {
+            await useThenEndOffTheMainActor({ _ = $0.flushingDraftStore() }) { $0.shutdown() }
+        }
+    }
+
+    @Test func aStoreWithATeardownReadsItsLogInItsDeinitAfterAnAwaitedShutdownOffTheMainActor() async {
+        await #expect(processExitsWith: .success) {
+            await useThenEndOffTheMainActor({ _ = $0.closingDraftStore() }) { await $0.shutdown() }
+        }
+    }
+
+    /// What the testing product does when a test ends: `reset()` and `removeAll()` off the
+    /// main actor, then the release.
+    @Test func aStoresDeinitReadsItsLogAfterAResetOffTheMainActor() async {
+        await #expect(processExitsWith: .success) {
+            await useThenEndOffTheMainActor({ world in
+                DependencyContainer.withMain(world) { _ = world.flushingDraftStore() }
+            }) { world in
+                world.reset()
+                world.removeAll()
+            }
+        }
+    }
+
+    // MARK: - What the deinit reads, and that the container still goes
+
+    /// The flush reaches the session's log (an override, which a shutdown keeps), and the
+    /// session is freed once the main queue has released the store. In a process of its
+    /// own, as the others: without the session, the read would stop the process.
+    @Test func theFlushReachesTheSessionsLogAndTheSessionGoesAfterwards() async {
+        await #expect(processExitsWith: .success) {
+            let log = await MainActor.run { ReleaseLog() }
+            let session = await useThenEndOffTheMainActor({ session in
+                session.override(\.releaseLog) { log }
+                _ = session.flushingDraftStore()
+            }) { await $0.shutdown() }
+            await MainActor.run {
+                precondition(log.lines == ["flushed"], "the flush went to \(log.lines)")
+            }
+            precondition(session.isGone, "the session stayed after the main queue released its store")
+        }
+    }
+
+    /// Ended on the main actor, the store goes at once, and so does the session.
+    @Test func aShutdownOnTheMainActorReleasesTheStoreAtOnce() {
+        let log = ReleaseLog()
+        weak var weakSession: DependencyContainer?
+        do {
+            let session = DependencyContainer(parent: .mocks)
+            session.override(\.releaseLog) { log }
+            _ = session.flushingDraftStore()
+            weakSession = session
+            session.shutdown()
+            #expect(log.lines == ["flushed"])
+        }
+        #expect(weakSession == nil)
+    }
+}
