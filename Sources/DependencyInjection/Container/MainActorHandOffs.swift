@@ -17,7 +17,9 @@ import _DependencyInjectionShims
 ///
 /// Counted per thread, and only around the code that lets go: another thread's hand-offs
 /// never keep this container. Where no hand-off happens, as on the main thread and for
-/// values of no main-actor registration, nothing is scheduled.
+/// values of no main-actor registration, nothing is scheduled. In a process whose main
+/// queue never runs (a command-line tool that never starts it), the values handed there are
+/// never released, and the container that handed them stays with them.
 ///
 /// ```swift
 /// var handOffs = MainActorHandOffs()
