@@ -52,6 +52,15 @@ extension DependencyContainer {
     subscript(account id: Int) -> AsyncProvider<UserSession> {
         singleton(id) { UserSession(id: "\(id)") }
     }
+    subscript(preview page: Int) -> AsyncProvider<UserSession> {
+        shared(page) { UserSession(id: "preview \(page)") }
+    }
+    subscript(signalledPreview page: Int) -> AsyncProvider<SignalledCache> {
+        shared(page) { SignalledCache(released: self.getValue(forKey: "signalledCache.released")!) }
+    }
+    subscript(upload file: String) -> AsyncProvider<UserSession> {
+        scoped(file) { UserSession(id: "upload \(file)") }
+    }
     var store: Provider<Store> { singleton { Store() } }
     var asyncStore: AsyncProvider<Store> { singleton { Store() } }
 }
@@ -95,6 +104,35 @@ extension DependencyContainer {
             _ = try await other.asyncSignalledCache()
         }
         #expect(await finishesWithoutHangingOffThePool { released.wait() }, "an instance nobody holds is kept")
+    }
+
+    @Test func parameterizedAsyncSharedIsOnePerArgumentWhileHeld() async throws {
+        let container = DependencyContainer()
+        let one = try await container[preview: 1]()
+        #expect(one.id == "preview 1")
+        #expect(try await container[preview: 1]() === one)
+        #expect(try await container[preview: 2]().id == "preview 2")
+        // One that nobody holds is released, per argument as without one.
+        let released = DispatchSemaphore(value: 0)
+        do {
+            let other = DependencyContainer()
+            other.setValue(released, forKey: "signalledCache.released")
+            _ = try await other[signalledPreview: 7]()
+        }
+        #expect(await finishesWithoutHangingOffThePool { released.wait() }, "an instance nobody holds is kept")
+    }
+
+    @Test func parameterizedAsyncScopedIsOnePerScopeAndArgument() async throws {
+        let app = DependencyContainer()
+        let request = DependencyContainer(scopeOf: app)
+        let other = DependencyContainer(scopeOf: app)
+        let photo = try await request[upload: "photo"]()
+        #expect(photo.id == "upload photo")
+        #expect(try await request[upload: "photo"]() === photo)
+        #expect(try await request[upload: "video"]() !== photo)
+        #expect(try await other[upload: "photo"]() !== photo)
+        #expect(request.instanceIfBuilt(\.[upload: "photo"]) === photo)
+        #expect(app.instanceIfBuilt(\.[upload: "photo"]) == nil)
     }
 
     // MARK: - Concurrency

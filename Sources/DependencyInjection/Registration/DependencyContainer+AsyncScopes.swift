@@ -119,6 +119,37 @@ extension DependencyContainer {
         AsyncProvider(self, .shared, nil, name, fileID, line, column, make)
     }
 
+    /// An async provider of one instance per distinct argument, reused while something
+    /// else holds it.
+    ///
+    /// ```swift
+    /// final class Preview: Sendable {
+    ///     let page: Int
+    ///     init(page: Int) async { self.page = page }
+    /// }
+    ///
+    /// extension DependencyContainer {
+    ///     subscript(preview page: Int) -> AsyncProvider<Preview> { shared(page) { await Preview(page: page) } }
+    /// }
+    /// ```
+    ///
+    /// - Parameters:
+    ///   - argument: The value that identifies the instance.
+    ///   - name: The registration's name in messages; the subscript's name by default.
+    ///   - fileID: Part of the registration's identity; leave the default.
+    ///   - line: Part of the registration's identity; leave the default.
+    ///   - column: Part of the registration's identity; leave the default.
+    ///   - make: Builds the instance for `argument`; it may suspend and throw.
+    /// - Returns: An async provider of the subscript's declared type.
+    @inlinable
+    public func shared<Value: Sendable, Argument: Hashable & Sendable>(
+        _ argument: Argument,
+        name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column,
+        _ make: @escaping @Sendable () async throws -> Value
+    ) -> AsyncProvider<Value> {
+        AsyncProvider(self, .shared, RegistrationKey.Argument(argument), name, fileID, line, column, make)
+    }
+
     /// An async provider whose instance is built once per outermost resolution, as with the
     /// synchronous ``graph(name:fileID:line:column:isolation:_:)->Provider<Value>``.
     ///

@@ -105,6 +105,38 @@ extension DependencyContainer {
         AsyncProvider(self, .scoped, nil, name, fileID, line, column, make)
     }
 
+    /// An async provider of one instance per scope and per distinct argument.
+    ///
+    /// ```swift
+    /// final class Upload: Sendable {
+    ///     let file: String
+    ///     init(file: String) async { self.file = file }
+    /// }
+    ///
+    /// extension DependencyContainer {
+    ///     subscript(upload file: String) -> AsyncProvider<Upload> { scoped(file) { await Upload(file: file) } }
+    /// }
+    /// ```
+    ///
+    /// A construction that throws is not kept: the next resolution tries again.
+    ///
+    /// - Parameters:
+    ///   - argument: The value that identifies the instance within the scope.
+    ///   - name: The registration's name in messages; the subscript's name by default.
+    ///   - fileID: Part of the registration's identity; leave the default.
+    ///   - line: Part of the registration's identity; leave the default.
+    ///   - column: Part of the registration's identity; leave the default.
+    ///   - make: Builds the scope's instance for `argument`; it may suspend and throw.
+    /// - Returns: An async provider of the subscript's declared type.
+    @inlinable
+    public func scoped<Value: Sendable, Argument: Hashable & Sendable>(
+        _ argument: Argument,
+        name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column,
+        _ make: @escaping @Sendable () async throws -> Value
+    ) -> AsyncProvider<Value> {
+        AsyncProvider(self, .scoped, RegistrationKey.Argument(argument), name, fileID, line, column, make)
+    }
+
     /// A per-scope instance of a value that lives on the main actor, which need not be
     /// `Sendable`: a screen's model, say, in a scope per screen.
     ///
