@@ -1,11 +1,9 @@
-// The storage behind `_DependencyInjectionShims.h`: two thread-local words, one
+// The storage behind `_DependencyInjectionShims.h`: one thread-local word, one
 // process-wide counter and the cache of property sites, all zero until the engine first
 // changes them.
 #include "_DependencyInjectionShims.h"
 
 _Thread_local void *_Nullable _di_thread_frames_address = 0;
-
-_Thread_local uintptr_t _di_main_actor_handoffs = 0;
 
 intptr_t _di_bound_frame_count = 0;
 

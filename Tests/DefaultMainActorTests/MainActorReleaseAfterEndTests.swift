@@ -1,7 +1,8 @@
 // A main-actor singleton that a container lets go of off the main actor is released on the
 // main queue, later. Its deinit may read a @Dependency for the first time, which resolves
-// from that container: `shutdown()` and `reset()` keep the container alive until the main
-// queue has released such values, wherever they are called, so the read finds it.
+// from that container: the container goes to the main queue with the value and stays until
+// the value is released there, whatever dropped it (a shutdown, a reset, an override, a
+// parent's reset), so the read finds it.
 import DependencyInjection
 import Dispatch
 import Foundation
@@ -30,6 +31,30 @@ extension DependencyContainer {
     /// after the teardowns ran.
     var closingDraftStore: Provider<FlushingDraftStore> {
         singleton { FlushingDraftStore() }.onShutdown { _ in }
+    }
+}
+
+/// What a draft store is built from: a plain, Sendable registration, so that it can be
+/// overridden off the main actor.
+nonisolated final class ReviewTicket: Sendable {
+    init() {}
+}
+
+/// A main-actor store built from a ticket, which flushes to the log when it goes: its
+/// deinit reads the log for the first time.
+final class TicketedDraftStore {
+    @Dependency(\.releaseLog) var log
+    let ticket: ReviewTicket
+    init(ticket: ReviewTicket) { self.ticket = ticket }
+    deinit {
+        MainActor.assumeIsolated { log.record("flushed") }
+    }
+}
+
+extension DependencyContainer {
+    nonisolated var reviewTicket: Provider<ReviewTicket> { singleton { ReviewTicket() } }
+    var ticketedDraftStore: Provider<TicketedDraftStore> {
+        singleton { TicketedDraftStore(ticket: self.reviewTicket()) }
     }
 }
 
@@ -123,6 +148,75 @@ nonisolated func useThenEndOffTheMainActor(
         }
     }
 
+    // MARK: - Dropped by another change off the main actor, then ended and released
+
+    /// A session's ticket is replaced off the main actor, which drops the store built from
+    /// it; then the session is ended with an awaited shutdown and released. The store's
+    /// deinit runs later on the main queue and reads its log.
+    @Test func aStoreDroppedByAnOverrideOffTheMainActorReadsItsLogAfterAShutdown() async {
+        await #expect(processExitsWith: .success) {
+            await useThenEndOffTheMainActor({ _ = $0.ticketedDraftStore() }) { session in
+                session.override(\.reviewTicket) { ReviewTicket() }
+                await session.shutdown()
+            }
+        }
+    }
+
+    /// The same, ended as the testing product ends a test's world: reset() and removeAll().
+    @Test func aStoreDroppedByAnOverrideOffTheMainActorReadsItsLogAfterAReset() async {
+        await #expect(processExitsWith: .success) {
+            await useThenEndOffTheMainActor({ _ = $0.ticketedDraftStore() }) { world in
+                world.override(\.reviewTicket) { ReviewTicket() }
+                world.reset()
+                world.removeAll()
+            }
+        }
+    }
+
+    /// `mocks` is reset off the main actor while a test's world (its child) holds a store
+    /// built from a `mocks` override: the world drops the store. Then the world is ended
+    /// with reset() and removeAll() and released, as the testing product does.
+    @Test func aWorldsStoreDroppedByItsParentsResetReadsItsLogAfterTheWorldIsReset() async {
+        await #expect(processExitsWith: .success) {
+            await useThenEndOffTheMainActor({ world in
+                DependencyContainer.mocks.override(\.reviewTicket) { ReviewTicket() }
+                _ = world.ticketedDraftStore()
+            }) { world in
+                DependencyContainer.mocks.reset()
+                world.reset()
+                world.removeAll()
+            }
+        }
+    }
+
+    /// A world reset off the main actor stays only until the main queue has released the
+    /// store it dropped (whose deinit reads the log), and then it is freed.
+    @Test func aWorldResetOffTheMainActorGoesOnceTheMainQueueReleasedItsStore() async {
+        await #expect(processExitsWith: .success) {
+            let world = await useThenEndOffTheMainActor({ _ = $0.ticketedDraftStore() }) { world in
+                world.reset()
+                world.removeAll()
+            }
+            precondition(world.isGone, "the world stayed after the main queue released its store")
+        }
+    }
+
+    /// Sanity check of the fixture: on the main actor, a parent's reset drops the store its
+    /// child built from the parent's override, and an override of the ticket drops it too.
+    @Test func theStoreGoesWithItsTicket() {
+        let log = ReleaseLog()
+        let parent = DependencyContainer(isMocked: true)
+        let world = DependencyContainer(parent: parent)
+        world.override(\.releaseLog) { log }
+        parent.override(\.reviewTicket) { ReviewTicket() }
+        _ = world.ticketedDraftStore()
+        parent.reset()
+        #expect(log.lines == ["flushed"])
+        _ = world.ticketedDraftStore()
+        world.override(\.reviewTicket) { ReviewTicket() }
+        #expect(log.lines == ["flushed", "flushed"])
+    }
+
     // MARK: - What the deinit reads, and that the container still goes
 
     /// The flush reaches the session's log (an override, which a shutdown keeps), and the
@@ -140,6 +234,25 @@ nonisolated func useThenEndOffTheMainActor(
             }
             precondition(session.isGone, "the session stayed after the main queue released its store")
         }
+    }
+
+    /// A container released off the main actor while it keeps a main-actor value is not
+    /// kept for it: the value goes to the main queue alone, and the container is gone at
+    /// once.
+    @Test func aContainerReleasedWhileItKeepsAMainActorValueGoesAtOnce() async {
+        let handOver = ContainerHandOver()
+        let weakWorld: WeakContainer
+        do {
+            let world = DependencyContainer(parent: .mocks)
+            _ = world.releaseLog()
+            weakWorld = WeakContainer(world)
+            handOver.put(world)
+        }
+        let goneAtOnce = await Task.detached {
+            _ = handOver.take()   // the last reference, let go here, off the main actor
+            return weakWorld.isGone
+        }.value
+        #expect(goneAtOnce, "the container stayed for the value it kept")
     }
 
     /// Ended on the main actor, the store goes at once, and so does the session.

@@ -60,9 +60,10 @@ private final class HandsOffLast<Value>: ValueHolder<Value> {
     @Test func aMainActorBoxDroppedOffTheMainThreadAlwaysReleasesItsValueOnIt() async {
         _ = MainThreadProbe.key
         let onMain = Collected<Bool>()
+        let container = DependencyContainer()
         await Task.detached {
             for _ in 0..<200 {
-                let box: AnyBox = MainActorBox(ReleaseProbe { onMain.append(MainThreadProbe.isMain) })
+                let box: AnyBox = MainActorBox(ReleaseProbe { onMain.append(MainThreadProbe.isMain) }, keptBy: container)
                 withExtendedLifetime(box) {}
             }
         }.value

@@ -58,27 +58,23 @@ extension DependencyContainer {
     public func shutdown(
         fileID: StaticString = #fileID, filePath: StaticString = #filePath, line: UInt = #line, column: UInt = #column
     ) {
-        // What it lets go of off the main actor, main-actor values go to the main queue to be
-        // released there: this container stays until they are, for their deinits' reads.
-        keepingAliveForMainActorReleases {
-            let teardowns = takeTeardowns()
-            if let onMainActor = teardowns.first(where: \.isOnMainActor) {
-                MainActorThread.check(
-                    "\(onMainActor.name) has a @MainActor teardown, and shutdown() was called off the main actor. "
-                        + "Call it on the main actor, or await shutdown().")
-            }
-            for teardown in teardowns {
-                switch teardown.run {
-                case .anywhere(let body): body()
-                case .onMainActor(let body): MainActor.assumeIsolated { body() }
-                case .async:
-                    DependencyIssue(
-                        dependency: teardown.name.description,
-                        message: "\(teardown.name) has an async teardown, which shutdown() cannot wait for, so it did "
-                            + "not run: await shutdown() instead.",
-                        fileID: fileID, filePath: filePath, line: line, column: column, container: self
-                    ).report()
-                }
+        let teardowns = takeTeardowns()
+        if let onMainActor = teardowns.first(where: \.isOnMainActor) {
+            MainActorThread.check(
+                "\(onMainActor.name) has a @MainActor teardown, and shutdown() was called off the main actor. "
+                    + "Call it on the main actor, or await shutdown().")
+        }
+        for teardown in teardowns {
+            switch teardown.run {
+            case .anywhere(let body): body()
+            case .onMainActor(let body): MainActor.assumeIsolated { body() }
+            case .async:
+                DependencyIssue(
+                    dependency: teardown.name.description,
+                    message: "\(teardown.name) has an async teardown, which shutdown() cannot wait for, so it did not "
+                        + "run: await shutdown() instead.",
+                    fileID: fileID, filePath: filePath, line: line, column: column, container: self
+                ).report()
             }
         }
     }
@@ -112,19 +108,13 @@ extension DependencyContainer {
     /// - Parameter isolation: The actor the synchronous teardowns run on; inferred from
     ///   the caller.
     public func shutdown(isolation: isolated (any Actor)? = #isolation) async {
-        // Counted only where it lets go, without suspending: a count is the thread's own.
-        var handOffs = MainActorHandOffs()
-        var teardowns = handOffs.counting { takeTeardowns() }
-        for teardown in teardowns {
+        for teardown in takeTeardowns() {
             switch teardown.run {
             case .anywhere(let body): body()
             case .onMainActor: await MainActor.run { teardown.runOnMainActor() }
             case .async(let body): await body()
             }
         }
-        // The torn-down instances go with their teardowns.
-        handOffs.counting { teardowns = [] }
-        handOffs.keepAlive(self)
     }
 
     /// Empties the container under its lock, keeping overrides, stored values and the

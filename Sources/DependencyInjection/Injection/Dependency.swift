@@ -30,8 +30,9 @@
 /// unless the container is ended with
 /// ``DependencyContainer/shutdown(fileID:filePath:line:column:)`` or
 /// ``DependencyContainer/reset()``, which release what it kept while it lives. A main-actor
-/// value that they release off the main actor goes on the main queue, and the container
-/// stays until it is released there. Reading the property from many threads at once is safe: the
+/// value that a living container drops off the main actor (a shutdown, a reset, an
+/// override) is released on the main queue, and the container stays until then. Reading
+/// the property from many threads at once is safe: the
 /// dependency is resolved once and every reader sees the same value.
 ///
 /// A class whose only mutable state is `@Dependency` properties may be declared

@@ -77,13 +77,6 @@ extension DependencyContainer {
     /// teardowns: ``shutdown(fileID:filePath:line:column:)`` runs those, and keeps the
     /// overrides.
     public func reset() {
-        // Main-actor values it lets go of off the main actor go to the main queue to be
-        // released there: this container stays until they are, for their deinits' reads.
-        keepingAliveForMainActorReleases { resetEverything() }
-    }
-
-    /// What ``reset()`` does: drops every instance, override and decoration.
-    private func resetEverything() {
         let (dropped, (instances, handing), children) = state.withLock(releasingAfter: { state, released in
             state.forgetWhatOverridesDecided(released: &released)
             released.append(state.overrides)

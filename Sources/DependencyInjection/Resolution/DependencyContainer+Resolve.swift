@@ -96,7 +96,7 @@ extension DependencyContainer {
         var value: Value?
         build.run(in: self) { value = Decorated.value(from: provider.make, replacedBy: build.override) }
         let kept: Box<Value>? =
-            if build.scope == .factory { nil } else if provider.isMainActor { MainActorBox(value!) } else { Box(value!) }
+            if build.scope == .factory { nil } else if provider.isMainActor { MainActorBox(value!, keptBy: self) } else { Box(value!) }
         build.finish(in: self, keeping: kept, teardown: provider.pendingTeardown(of: kept))
         return value!
     }

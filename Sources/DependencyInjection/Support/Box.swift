@@ -39,51 +39,75 @@ class Box<Value>: AnyBox, @unchecked Sendable {
 /// `override` on another thread, a test's container at the end of the test).
 ///
 /// ```swift
-/// let box: AnyBox = MainActorBox(LiveFeedStore())   // LiveFeedStore's deinit runs on main
+/// let box: AnyBox = MainActorBox(LiveFeedStore(), keptBy: container)   // its deinit runs on main
 /// ```
 ///
 /// Off the main thread, its `deinit` gives a copy of the value to a ``MainActorHandOff``
 /// kept in ``handOff``. A class's stored properties are destroyed after its superclass's
 /// (`ObjectLayoutTests` holds the compiler to that), so the box lets go of its own copy
 /// first, and the hand-off, released last, sends the only copy left to the main queue.
-/// The thread counts each hand-off, so that a container ending its life here stays alive
-/// until the main queue has released the value (``MainActorHandOffs``): the value's
-/// `deinit` may read a property that resolves from it.
+///
+/// The hand-off also takes the container that kept the value, while it lives, and lets go
+/// of it on the main queue only after the value: the value's `deinit` may read a
+/// `@Dependency` for the first time, which resolves from that container and holds it
+/// weakly. So a container that drops the value off the main actor (an override, a reset,
+/// a shutdown, its parent's reset) and is released right after stays until the value is
+/// gone, as it does for a value released on the spot. One that is itself being released
+/// when it drops the value is not kept: that first read stops, as it does off the main
+/// actor (the `@Dependency` documentation).
 @usableFromInline
 final class MainActorBox<Value>: Box<Value>, @unchecked Sendable {
+    /// The container that keeps the value, held weakly: it keeps the box.
+    private weak var keeper: DependencyContainer?
     /// Set only by `deinit`, off the main thread; destroyed after `value`.
     private var handOff: MainActorHandOff<Value>?
 
-    @usableFromInline override init(_ value: Value) { super.init(value) }
+    @usableFromInline init(_ value: Value, keptBy keeper: DependencyContainer) {
+        self.keeper = keeper
+        super.init(value)
+    }
 
     deinit {
         guard !MainActorThread.isCurrent else { return }
-        MainActorHandOffs.countOne()
-        handOff = MainActorHandOff(value)
+        handOff = MainActorHandOff(value, keeping: keeper)
     }
 }
 
-/// A main-actor value's last copy, on its way to the main queue: when it goes, it moves
-/// the value into a block for the main queue, whose release there is the last.
+/// A main-actor value's last copy, on its way to the main queue with the container that
+/// kept it: when it goes, it moves both into a block for the main queue, whose release
+/// there is the last.
 private final class MainActorHandOff<Value> {
     private var value: Value?
-    init(_ value: Value) { self.value = value }
+    private var keeper: DependencyContainer?
+
+    init(_ value: Value, keeping keeper: DependencyContainer?) {
+        (self.value, self.keeper) = (value, keeper)
+    }
 
     deinit {
         // Moved out, so that the block holds the only reference: whichever of this thread
         // and the main queue let go last would otherwise run the value's deinit.
-        let last = MainActorRelease(value.take())
+        let last = MainActorRelease(value.take(), keeping: keeper.take())
         DispatchQueue.main.async { last.release() }
     }
 }
 
 /// Carries the last reference of a main-actor value to the main queue, and drops it there,
-/// in the block: the block itself may be freed by the thread that submitted it.
+/// in the block, before the container that kept it: the block itself may be freed by the
+/// thread that submitted it.
 private final class MainActorRelease<Value>: @unchecked Sendable {
     // @unchecked: set before the block is submitted, cleared once inside it.
     private var value: Value?
-    init(_ value: Value?) { self.value = value }
-    func release() { value = nil }
+    private var keeper: DependencyContainer?
+
+    init(_ value: Value?, keeping keeper: DependencyContainer?) {
+        (self.value, self.keeper) = (value, keeper)
+    }
+
+    func release() {
+        value = nil
+        keeper = nil
+    }
 }
 
 /// A replacement closure installed by

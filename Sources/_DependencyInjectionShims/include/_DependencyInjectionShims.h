@@ -24,12 +24,6 @@ extern _Thread_local void *_Nullable _di_thread_frames_address;
 /// process. Touched only through the inline functions below; defined in `Shims.c`.
 extern intptr_t _di_bound_frame_count;
 
-/// How many main-actor values this thread has handed to the main queue to release there
-/// (`MainActorBox`), counted so that a container that let go of them can stay alive until
-/// the main queue has run (`MainActorHandOffs`). Touched only through the inline functions
-/// below; defined in `Shims.c`.
-extern _Thread_local uintptr_t _di_main_actor_handoffs;
-
 /// How many bits of a declaration's hash pick its slot in `_di_property_site_cache`.
 #define _DI_PROPERTY_SITE_SLOT_BITS 10
 
@@ -83,16 +77,6 @@ static inline __attribute__((always_inline)) bool _di_no_bound_frames(void) {
 /// Adds `delta` (1 when a frame is bound, -1 when it is unbound) to the count of bound frames.
 static inline __attribute__((always_inline)) void _di_add_bound_frames(intptr_t delta) {
     __atomic_fetch_add(&_di_bound_frame_count, delta, __ATOMIC_ACQ_REL);
-}
-
-/// How many main-actor values this thread has handed to the main queue so far.
-static inline __attribute__((always_inline)) uintptr_t _di_main_actor_handoffs_here(void) {
-    return _di_main_actor_handoffs;
-}
-
-/// Counts one main-actor value this thread hands to the main queue.
-static inline __attribute__((always_inline)) void _di_count_main_actor_handoff(void) {
-    _di_main_actor_handoffs += 1;
 }
 
 /// Loads the word at `word` with no ordering: for a hint that any value keeps correct.
