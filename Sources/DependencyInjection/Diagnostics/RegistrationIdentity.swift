@@ -12,7 +12,9 @@
 /// means. The registration's name tells the two apart. An alias hands out the provider its
 /// original property made, named after that property; a helper that does not forward its
 /// caller's site names every property's provider after itself (`cached(_:)`), or, if it
-/// forwards only the name, after each property in turn.
+/// forwards only the name, after each property in turn. A helper that is no function but a
+/// closure kept in a constant is named after the constant, as a property is, so the merges
+/// it makes go unreported: write helpers as functions.
 ///
 /// ```swift
 /// func cached<T: Sendable>(_ make: @escaping () -> T) -> Provider<T> { singleton(make) }  // merges

@@ -54,7 +54,9 @@ class Box<Value>: AnyBox, @unchecked Sendable {
 /// a shutdown, its parent's reset) and is released right after stays until the value is
 /// gone, as it does for a value released on the spot. One that is itself being released
 /// when it drops the value is not kept: that first read stops, as it does off the main
-/// actor (the `@Dependency` documentation).
+/// actor (the `@Dependency` documentation). In a process whose main queue never runs (a
+/// command-line tool that never starts it), the value is never released, and neither is
+/// the living container that dropped it.
 @usableFromInline
 final class MainActorBox<Value>: Box<Value>, @unchecked Sendable {
     /// The container that keeps the value, held weakly: it keeps the box.
