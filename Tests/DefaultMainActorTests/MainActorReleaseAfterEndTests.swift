@@ -76,6 +76,28 @@ nonisolated final class WeakContainer: @unchecked Sendable {
     var isGone: Bool { lock.withLock { container == nil } }
 }
 
+/// Runs `body` in a detached task while the main queue is kept busy: what `body` sends to
+/// the main queue runs after it ends. Returns once the main queue has run what was on it
+/// before.
+///
+/// ```swift
+/// await offTheMainActorWhileTheMainQueueIsBusy { world.reset() }
+/// ```
+nonisolated func offTheMainActorWhileTheMainQueueIsBusy(_ body: @escaping @Sendable () async -> Void) async {
+    let ended = DispatchSemaphore(value: 0)
+    await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+        DispatchQueue.main.async {
+            ended.wait()
+            // After whatever `body` put on the main queue.
+            DispatchQueue.main.async { done.resume() }
+        }
+        Task.detached {
+            await body()
+            ended.signal()
+        }
+    }
+}
+
 /// Makes a child of `mocks` on the main actor and lets `use` build in it, then ends it
 /// with `end` in a detached task and lets go of it, while the main queue is kept busy: the
 /// main-actor values it dropped are released after that, when the main queue gets to them.
@@ -97,19 +119,10 @@ nonisolated func useThenEndOffTheMainActor(
         handOver.put(container)
         return WeakContainer(container)
     }
-    let ended = DispatchSemaphore(value: 0)
-    await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-        DispatchQueue.main.async {
-            ended.wait()
-            // After whatever the release put on the main queue meanwhile.
-            DispatchQueue.main.async { done.resume() }
-        }
-        Task.detached {
-            let container = handOver.take()!
-            await end(container)
-            _ = consume container
-            ended.signal()
-        }
+    await offTheMainActorWhileTheMainQueueIsBusy {
+        let container = handOver.take()!
+        await end(container)
+        _ = consume container
     }
     return weakContainer
 }

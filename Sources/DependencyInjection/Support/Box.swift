@@ -57,6 +57,12 @@ class Box<Value>: AnyBox, @unchecked Sendable {
 /// actor (the `@Dependency` documentation). In a process whose main queue never runs (a
 /// command-line tool that never starts it), the value is never released, and neither is
 /// the living container that dropped it.
+///
+/// The container kept is the one that cached the value. A value that another container
+/// built (an override that hands out another container's instance) has properties that
+/// read that other one, which the hand-off does not keep: ended off the main actor and
+/// released before the main queue runs, it is gone at that first read
+/// (`MainActorKeeperTests` pins this as a known issue).
 @usableFromInline
 final class MainActorBox<Value>: Box<Value>, @unchecked Sendable {
     /// The container that keeps the value, held weakly: it keeps the box.
