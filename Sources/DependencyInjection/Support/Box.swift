@@ -82,9 +82,25 @@ final class MainActorBox<Value>: Box<Value>, @unchecked Sendable {
 }
 
 /// A main-actor value's last copy, on its way to the main queue with the container that
-/// kept it: when it goes, it moves both into a block for the main queue, whose release
-/// there is the last.
+/// kept it: when it goes, it sends them to the main queue, where they are let go of.
 private final class MainActorHandOff<Value> {
+    private let release: MainActorRelease<Value>
+
+    init(_ value: Value, keeping keeper: DependencyContainer?) {
+        release = MainActorRelease(value, keeping: keeper)
+    }
+
+    deinit {
+        let release = release
+        DispatchQueue.main.async { release.run() }
+    }
+}
+
+/// Carries the last reference of a main-actor value to the main queue, and drops it there,
+/// in the block, before the container that kept it. Whichever thread lets go of this object
+/// last, the value is gone by then, on the main queue.
+private final class MainActorRelease<Value>: @unchecked Sendable {
+    // @unchecked: set before the block is submitted, cleared once inside it.
     private var value: Value?
     private var keeper: DependencyContainer?
 
@@ -92,27 +108,7 @@ private final class MainActorHandOff<Value> {
         (self.value, self.keeper) = (value, keeper)
     }
 
-    deinit {
-        // Moved out, so that the block holds the only reference: whichever of this thread
-        // and the main queue let go last would otherwise run the value's deinit.
-        let last = MainActorRelease(value.take(), keeping: keeper.take())
-        DispatchQueue.main.async { last.release() }
-    }
-}
-
-/// Carries the last reference of a main-actor value to the main queue, and drops it there,
-/// in the block, before the container that kept it: the block itself may be freed by the
-/// thread that submitted it.
-private final class MainActorRelease<Value>: @unchecked Sendable {
-    // @unchecked: set before the block is submitted, cleared once inside it.
-    private var value: Value?
-    private var keeper: DependencyContainer?
-
-    init(_ value: Value?, keeping keeper: DependencyContainer?) {
-        (self.value, self.keeper) = (value, keeper)
-    }
-
-    func release() {
+    func run() {
         value = nil
         keeper = nil
     }
