@@ -118,7 +118,8 @@ measure() {
 
 # The columns of each operation: ours, Swinject, swift-dependencies, by hand.
 request_paths=(request-direct request-scope request-scope-built-app request-child request-with-dependencies)
-hot_paths=(singleton wrapper main-singleton main-singleton-direct wrapper-swinject wrapper-direct)
+hot_paths=(singleton wrapper main-singleton main-singleton-app main-singleton-direct wrapper-swinject wrapper-direct
+    cached-main-actor)
 # The peers' singleton and swift-dependencies' property read cost thousands, as the scenarios do.
 scenario_paths=(main-singleton-swinject main-singleton-dependencies wrapper-dependencies
     main-leaf main-leaf-swinject main-leaf-dependencies main-leaf-direct
@@ -127,6 +128,7 @@ scenario_paths=(main-singleton-swinject main-singleton-dependencies wrapper-depe
     override-main override-swinject override-dependencies override-direct
     test-world test-world-swinject
     request-singleton request-singleton-swinject request-singleton-dependencies
+    first-nonisolated first-main-actor
     floor-bind floor-object floor-projection)
 long_paths=(chain10 chain10-swinject chain10-dependencies chain10-direct
     chain50 chain50-swinject chain50-dependencies chain50-direct
@@ -210,6 +212,8 @@ print_table() {
     printf '%-44s %11s %9.2f\n' "loop and sink alone (baseline)" "${per_op[baseline]}" "${allocs[baseline]}"
     row "1. cached singleton: main.client()" main-singleton main-singleton-swinject \
         main-singleton-dependencies main-singleton-direct 290 -
+    row "   ... main keeping a service with a @Dependency" main-singleton-app main-singleton-swinject \
+        main-singleton-dependencies main-singleton-direct 290 -
     row "   ... on a local container: c.client()" singleton main-singleton-swinject \
         main-singleton-dependencies main-singleton-direct 250 0
     row "   @Dependency read after first access" wrapper wrapper-swinject wrapper-dependencies \
@@ -234,6 +238,9 @@ print_table() {
     row "   ... plain child (H): parent: app" request-child - request-with-dependencies request-direct - -
     row "11. app singleton in a request: r.client()" request-singleton request-singleton-swinject \
         request-singleton-dependencies main-singleton-direct - -
+    row "12. main-actor singleton, new container" first-main-actor - - - - -
+    row "    ... nonisolated, new container" first-nonisolated - - - - -
+    row "    ... main-actor, cached: c.screenStore()" cached-main-actor - - - - -
     rule
     echo "Ir per level of the chains (per-op / depth), depth 10 -> depth 50 (equal: linear growth; larger at 50: faster than linear):"
     local column ten fifty

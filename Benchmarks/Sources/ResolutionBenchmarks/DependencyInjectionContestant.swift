@@ -149,3 +149,27 @@ func dependencyInjectionContestant() -> Contestant {
         ]
     )
 }
+
+// A main-actor app's singleton: a plain protocol and a class that is not `Sendable`.
+protocol ScreenStore: AnyObject { var items: [String] { get } }
+
+final class LiveScreenStore: ScreenStore {
+    var items: [String] = []
+    init() {}
+}
+
+extension DependencyContainer {
+    @MainActor var screenStore: Provider<any ScreenStore> { singleton { @MainActor in LiveScreenStore() } }
+}
+
+/// An app's service with an injected property, built by the container: what makes the
+/// container of a real app (`main-singleton-app`).
+final class PropertyHoldingService: @unchecked Sendable {
+    // @unchecked: the property's storage is thread-safe; its wrapper is a `var`.
+    @Dependency(\.client) var client
+    init() {}
+}
+
+extension DependencyContainer {
+    var propertyHoldingService: Provider<PropertyHoldingService> { singleton { PropertyHoldingService() } }
+}

@@ -67,6 +67,9 @@ enum HotPath: String, CaseIterable {
 
     /// `DependencyContainer.main.client()`, built before the loop.
     case mainSingleton = "main-singleton"
+    /// `DependencyContainer.main.client()`, built before the loop, in a `main` that also
+    /// keeps a singleton with a `@Dependency` property, as an app's container does.
+    case mainSingletonApp = "main-singleton-app"
     /// Swinject: `resolve((any Client).self)!` in the `.container` scope, built before.
     case mainSingletonSwinject = "main-singleton-swinject"
     /// swift-dependencies: `@Dependency(\.benchClient)` read, its live value cached before.
@@ -151,6 +154,15 @@ enum HotPath: String, CaseIterable {
     /// Swinject: `Container(parent:)`, the stub registered, resolved, the child dropped.
     case testWorldSwinject = "test-world-swinject"
 
+    /// A new `DependencyContainer()`, its nonisolated `client` singleton resolved once,
+    /// the container dropped: the twin of `first-main-actor`.
+    case firstNonisolated = "first-nonisolated"
+    /// A new `DependencyContainer()`, its main-actor `screenStore` singleton resolved once
+    /// on the main actor, the container dropped.
+    case firstMainActor = "first-main-actor"
+    /// A main-actor singleton resolved again on one container, on the main actor.
+    case cachedMainActor = "cached-main-actor"
+
     /// A lower bound (GuaranteeFloors.swift): one reference bound as a task-local value
     /// around an empty body, outside any task.
     case floorBind = "floor-bind"
@@ -217,6 +229,13 @@ func hotPathOverrideLoop(_ container: DependencyContainer, _ count: Int) {
 }
 
 // MARK: - 1. Cached singleton through main
+
+@inline(never)
+func hotPathMainSingletonAppLoop(_ count: Int) {
+    for _ in 0..<count {
+        blackHole(DependencyContainer.main.client())
+    }
+}
 
 @inline(never)
 func hotPathMainSingletonLoop(_ count: Int) {
@@ -500,6 +519,31 @@ func hotPathTestWorldSwinjectLoop(_ container: Container, _ count: Int) {
     }
 }
 
+@inline(never)
+func hotPathFirstNonisolatedLoop(_ count: Int) {
+    for _ in 0..<count {
+        let container = DependencyContainer()
+        blackHole(container.client())
+    }
+}
+
+@inline(never)
+@MainActor
+func hotPathFirstMainActorLoop(_ count: Int) {
+    for _ in 0..<count {
+        let container = DependencyContainer()
+        blackHole(container.screenStore())
+    }
+}
+
+@inline(never)
+@MainActor
+func hotPathCachedMainActorLoop(_ container: DependencyContainer, _ count: Int) {
+    for _ in 0..<count {
+        blackHole(container.screenStore())
+    }
+}
+
 // MARK: - 9. Per-request scope (scenarios G and H)
 
 @inline(never)
@@ -577,6 +621,11 @@ func runHotPath(_ path: HotPath, count: Int) {
         case .mainSingletonDirect: hotPathMainSingletonDirectLoop(root, count)
         default: hotPathMainSingletonLoop(count)
         }
+    case .mainSingletonApp:
+        _ = checkCachedSingletons()
+        let service = DependencyContainer.main.propertyHoldingService()
+        precondition(service.client === DependencyContainer.main.client())
+        hotPathMainSingletonAppLoop(count)
     case .wrapperSwinject, .wrapperDependencies, .wrapperDirect:
         let (swinjectHolder, dependenciesHolder, directHolder) = checkWrapperReads()
         switch path {
@@ -649,6 +698,16 @@ func runHotPath(_ path: HotPath, count: Int) {
         runRequestSingletonHotPath(path, count: count)
     case .floorBind, .floorObject, .floorProjection:
         runFloorHotPath(path, count: count)
+    case .firstNonisolated:
+        hotPathFirstNonisolatedLoop(count)
+    case .firstMainActor:
+        MainActor.assumeIsolated { hotPathFirstMainActorLoop(count) }
+    case .cachedMainActor:
+        MainActor.assumeIsolated {
+            let container = DependencyContainer()
+            precondition(container.screenStore() === container.screenStore())
+            hotPathCachedMainActorLoop(container, count)
+        }
     }
 }
 

@@ -88,7 +88,7 @@ public final class DependencyContainer: @unchecked Sendable {
         self.parent = nil
         self.appContainerOfScope = nil
         var state = ContainerState()
-        state.linkTarget = target
+        state.linkTarget = UnkeptContainer(target)
         self.state = .init(state)
         self.slotInParent = 0
     }

@@ -47,8 +47,9 @@ final class SeldomUsedState {
     /// reads them with the record of uses, which the drop forgot.
     @exclusivity(unchecked) var staleUnderWay: [ContainerState.StaleHanding] = .init()
     /// In the private container of a linked provider: the container whose registration
-    /// the link reads (``DependencyContainer/isLinkHost``), held weakly, as the link holds it.
-    @exclusivity(unchecked) weak var linkTarget: DependencyContainer?
+    /// the link reads (``DependencyContainer/isLinkHost``), held without keeping it, as the
+    /// link holds it.
+    @exclusivity(unchecked) var linkTarget: UnkeptContainer?
 
     /// Whether it keeps no instance, argument or teardown: what
     /// ``ContainerState/hasNothingToDrop`` asks of it.
@@ -99,7 +100,7 @@ extension ContainerState {
     }
 
     /// ``SeldomUsedState/staleUnderWay``: empty until the first change.
-    var linkTarget: DependencyContainer? {
+    var linkTarget: UnkeptContainer? {
         get { seldom?.linkTarget }
         set { madeSeldom.linkTarget = newValue }
     }

@@ -25,8 +25,9 @@
 /// ```
 @usableFromInline
 final class PropertyLink: Sendable {
-    /// The container the property resolved from, which keeps the property's owner.
-    private weak let container: DependencyContainer?
+    /// The container the property resolved from, which keeps the property's owner: held
+    /// without keeping it, as the property holds it.
+    private let unkeptContainer: UnkeptContainer
     /// The property's key path, to a provider of the linked provider's type. Unchecked: a
     /// key path is an immutable object, which the property shares across threads too.
     private nonisolated(unsafe) let keyPath: AnyKeyPath
@@ -46,7 +47,7 @@ final class PropertyLink: Sendable {
 
     /// The link of a property at `keyPath`, read now, in `container`.
     init(to keyPath: AnyKeyPath, in container: DependencyContainer, name: StaticString) {
-        (self.container, self.keyPath, self.name) = (container, keyPath, name)
+        (unkeptContainer, self.keyPath, self.name) = (UnkeptContainer(container), keyPath, name)
         readsOnMainActor = MainActorThread.isCurrent
         host = DependencyContainer(linkingTo: container)
     }
@@ -57,7 +58,7 @@ final class PropertyLink: Sendable {
     /// container kept holds it weakly, as its published providers do.
     @usableFromInline
     func provider<Provider>(as type: Provider.Type) -> Provider {
-        guard let container else {
+        guard let container = unkeptContainer.container else {
             fatalError("\(name): the container this provider resolves in was released. A @Dependency property "
                 + "of an instance its container keeps (a singleton, a scoped instance) holds the container weakly, "
                 + "and so does the provider it publishes: call it while the container lives (keep a scope alive "

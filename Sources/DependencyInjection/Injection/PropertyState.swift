@@ -15,15 +15,14 @@
 /// let (outdated, waiting) = state.end(frame)   // publish unless outdated; wake `waiting`
 /// ```
 final class PropertyState {
-    /// The container, held strongly, or nil when it is held weakly (below).
+    /// The container, held strongly, or nil when it is held without being kept (below).
     private(set) var strongContainer: DependencyContainer?
-    /// The container, when it caches the object that owns the property. Only then: a weak
-    /// reference gives the container a side table, and every later retain and release of
-    /// it takes the runtime's slow path.
-    private weak var weakContainer: DependencyContainer?
+    /// The container, when it caches the object that owns the property: held without
+    /// keeping it, or the container would keep itself alive through its own instance.
+    private var unkeptContainer: UnkeptContainer?
     /// The container that keeps the object owning the property, for a property that held
-    /// it weakly from the start: a switch back to it holds it weakly again (``hold(_:)``).
-    private weak var keeper: DependencyContainer?
+    /// it unkept from the start: a switch back to it holds it unkept again (``hold(_:)``).
+    private var keeper: UnkeptContainer?
     /// The frame of the resolution in progress, if one is.
     private(set) var resolvingFrame: Frame?
     /// Whether a reset, a set or a container switch happened while ``resolvingFrame`` ran:
@@ -46,7 +45,8 @@ final class PropertyState {
     var lookersContainer: DependencyContainer?
 
     init(weaklyHolding container: DependencyContainer) {
-        (weakContainer, keeper) = (container, container)
+        let unkept = UnkeptContainer(container)
+        (unkeptContainer, keeper) = (unkept, unkept)
     }
 
     /// The state of a storage whose word held `strongContainer` alone, or the frame of a
@@ -56,7 +56,7 @@ final class PropertyState {
     }
 
     /// The container the property resolves from, or nil if it was held weakly and is gone.
-    var container: DependencyContainer? { strongContainer ?? weakContainer }
+    var container: DependencyContainer? { strongContainer ?? unkeptContainer?.container }
 
     /// Records that `frame` resolves the property now; a resolution in progress, which a
     /// change outdated, goes on beside it.
@@ -111,10 +111,10 @@ final class PropertyState {
     /// instance (a test points a singleton's property elsewhere, then back).
     func hold(_ container: DependencyContainer) -> DependencyContainer? {
         let previous = self.container
-        if let keeper, keeper === container {
-            (strongContainer, weakContainer) = (nil, container)
+        if let keeper, keeper.refers(to: container) {
+            (strongContainer, unkeptContainer) = (nil, keeper)
         } else {
-            (strongContainer, weakContainer) = (container, nil)
+            (strongContainer, unkeptContainer) = (container, nil)
         }
         return previous
     }

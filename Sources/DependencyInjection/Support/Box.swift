@@ -47,7 +47,8 @@ class Box<Value>: AnyBox, @unchecked Sendable {
 /// (`ObjectLayoutTests` holds the compiler to that), so the box lets go of its own copy
 /// first, and the hand-off, released last, sends the only copy left to the main queue.
 ///
-/// The hand-off also takes the container that kept the value, while it lives, and lets go
+/// The hand-off also takes the container that kept the value, while it lives (the box
+/// holds it as an ``UnkeptContainer``, without keeping it), and lets go
 /// of it on the main queue only after the value: the value's `deinit` may read a
 /// `@Dependency` for the first time, which resolves from that container and holds it
 /// weakly. So a container that drops the value off the main actor (an override, a reset,
@@ -65,19 +66,19 @@ class Box<Value>: AnyBox, @unchecked Sendable {
 /// (`MainActorKeeperTests` pins this as a known issue).
 @usableFromInline
 final class MainActorBox<Value>: Box<Value>, @unchecked Sendable {
-    /// The container that keeps the value, held weakly: it keeps the box.
-    private weak var keeper: DependencyContainer?
+    /// The container that keeps the value, held without keeping it: it keeps the box.
+    private let keeper: UnkeptContainer
     /// Set only by `deinit`, off the main thread; destroyed after `value`.
     private var handOff: MainActorHandOff<Value>?
 
     @usableFromInline init(_ value: Value, keptBy keeper: DependencyContainer) {
-        self.keeper = keeper
+        self.keeper = UnkeptContainer(keeper)
         super.init(value)
     }
 
     deinit {
         guard !MainActorThread.isCurrent else { return }
-        handOff = MainActorHandOff(value, keeping: keeper)
+        handOff = MainActorHandOff(value, keeping: keeper.container)
     }
 }
 

@@ -1,7 +1,8 @@
 // The few machine-level reads the resolution engine makes on every construction, kept in C
 // because Swift has no cheap way to make them on this package's oldest systems (iOS 13,
-// macOS 10.15): a thread-local variable, an atomic load without a read-modify-write, and
-// the identity of the running task without a generic call.
+// macOS 10.15): a thread-local variable, an atomic load without a read-modify-write, the
+// identity of the running task without a generic call, and a strong reference to an object
+// that may be being released without the side table of a weak reference.
 //
 // Nothing here holds or frees memory on its own: `ThreadFrames` (in the Swift target) makes
 // and frees each thread's slot, and only stores its address here.
@@ -65,6 +66,19 @@ static inline __attribute__((always_inline)) void *_Nullable _di_thread_frames(v
 /// Records the address of this thread's slot of constructions (NULL once it is freed).
 static inline __attribute__((always_inline)) void _di_set_thread_frames(void *_Nullable address) {
     _di_thread_frames_address = address;
+}
+
+/// The runtime's strong reference to a native Swift object that may be being released:
+/// the object, retained once, or NULL once its deinitialization has begun. The object's
+/// memory must still be allocated, which an `unowned` reference ensures. Declared by the
+/// runtime (`swift/Runtime/HeapObject.h`) with the C calling convention, and exported by
+/// every Swift runtime this package supports; a weak reference does the same through the
+/// side table it gives its object (see `UnkeptContainer`).
+extern void *_Nullable swift_tryRetain(void *_Nonnull object);
+
+/// `object`, retained, unless its deinitialization has begun (then NULL).
+static inline __attribute__((always_inline)) void *_Nullable _di_try_retain(void *_Nonnull object) {
+    return swift_tryRetain(object);
 }
 
 /// Whether no frame is bound as a task-local value anywhere in the process: a plain atomic
