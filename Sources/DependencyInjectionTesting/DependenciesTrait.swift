@@ -43,9 +43,9 @@ public import Testing
 /// container to, is recorded when the test body returns, so the test must wait for that
 /// work; an issue raised after the test ended goes to standard error.
 ///
-/// When the test case ends, its container is reset and its stored values removed before
-/// it is released: an override or a singleton that captures the container does not keep
-/// it, or anything it built, alive.
+/// When the test case ends, its container is reset, its stored values removed and its
+/// tracer dropped before it is released: an override, a singleton or a tracer that
+/// captures the container does not keep it, or anything it built, alive.
 ///
 /// > Important: Isolation covers what the test reaches through `DependencyContainer.main`.
 /// > A test that writes to `DependencyContainer.mocks` or `.default` by name, or assigns
@@ -162,10 +162,11 @@ public struct DependenciesTrait: TestTrait, SuiteTrait, TestScoping {
         // Issues raised for this container off the test's task fail the test now, in
         // its context, pointing at the registrations that raised them.
         for issue in LiveTestContainers.shared.end(container) { TestRunnerReporter.record(issue) }
-        // Drop what the test cached, overrode and stored, so that a closure or an object
-        // holding the container does not keep it (and all it holds) alive.
+        // Drop what the test cached, overrode, stored and traced with, so that a closure or
+        // an object holding the container does not keep it (and all it holds) alive.
         container.reset()
         container.removeAll()
+        container.tracer = nil
         try outcome.get()
     }
 }

@@ -29,8 +29,9 @@ public import XCTest
 /// when the test returns for issues raised for ``dependencies`` on a dispatch queue or a
 /// detached task the test handed it to (the test must wait for that work).
 ///
-/// When the test ends, its container is reset and its stored values removed: an override
-/// or a singleton that captures the container does not keep it alive.
+/// When the test ends, its container is reset, its stored values removed and its tracer
+/// dropped: an override, a singleton or a tracer that captures the container does not
+/// keep it alive.
 ///
 /// To isolate a test class that must keep another base class, wrap `invokeTest()` the
 /// same way:
@@ -129,11 +130,12 @@ open class DependencyTestCase: XCTestCase {
         run.end()
         // Issues raised for this container off the test's thread fail the test now.
         for issue in LiveTestContainers.shared.end(container) { TestRunnerReporter.fail(issue) }
-        // Drop what the test cached, overrode and stored, so that a closure or an object
-        // holding the container does not keep it alive; XCTest keeps test case objects
-        // until the run ends, so drop the container itself too.
+        // Drop what the test cached, overrode, stored and traced with, so that a closure or
+        // an object holding the container does not keep it alive; XCTest keeps test case
+        // objects until the run ends, so drop the container itself too.
         container.reset()
         container.removeAll()
+        container.tracer = nil
         testContainer = nil
     }
 }

@@ -214,5 +214,12 @@ final class DependencyTestCaseReleaseTests: DependencyTestCase {
         dependencies.setValue("token", forKey: "token")
         XCTAssertEqual(dependencies.tokenReader().read(), "token")
     }
+
+    func testAContainerCapturedByItsTracerIsReleased() {
+        let container = dependencies
+        released.object = container
+        container.tracer = ResolutionTracer { _ in _ = container.isMocked }
+        XCTAssertEqual(container.feedLoader().client.name, "live")
+    }
 }
 #endif

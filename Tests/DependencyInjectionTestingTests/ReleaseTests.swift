@@ -70,6 +70,20 @@ import Testing
         #expect(released.object == nil, "the cached singleton kept the test's container alive")
     }
 
+    /// A test that installs a tracer capturing its world and ends before it removes it
+    /// (a `#require` that throws first, or no removal at all).
+    @Test func aContainerCapturedByItsTracerIsReleased() async throws {
+        let released = WeakReference<DependencyContainer>()
+        let trait: DependenciesTrait = .dependencies
+        try await trait.provideScope(for: try #require(Test.current), testCase: Test.Case.current) {
+            let container = DependencyContainer.main
+            released.object = container
+            container.tracer = ResolutionTracer { _ in _ = container.isMocked }
+            #expect(container.feedLoader().client.name == "live")
+        }
+        #expect(released.object == nil, "the tracer kept the test's container alive")
+    }
+
     @Test func aContainerHeldByAnObjectItStoresIsReleased() async throws {
         let released = WeakReference<DependencyContainer>()
         let trait: DependenciesTrait = .dependencies
