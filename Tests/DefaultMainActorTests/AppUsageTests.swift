@@ -688,7 +688,24 @@ nonisolated final class UsageTraceLog: @unchecked Sendable {
     var batches: [[String]] { lock.withLock { heard } }
 }
 
+extension DependencyContainer {
+    /// The trace log as a registration a tracer resolves: `nonisolated`, as CompositionRoot.md
+    /// says a main-actor module declares it, since the tracer runs on the resolving thread.
+    nonisolated var usageTraceLog: Provider<UsageTraceLog> { singleton { UsageTraceLog() } }
+}
+
 @Suite(.dependencies) struct AppUsageTracingTests {
+    /// CompositionRoot.md's tracer, in a main-actor module: it resolves its log, declared
+    /// `nonisolated`, which is not traced.
+    @Test func aTracerResolvesANonisolatedLog() {
+        let world = DependencyContainer.main
+        world.override(\.usageCurrentUser) { "ada" }
+        world.tracer = ResolutionTracer { [unowned world] events in world.usageTraceLog().append(events) }
+        #expect(world.usageCurrentUser() == "ada")
+        world.tracer = nil
+        #expect(world.usageTraceLog().batches == [["usageCurrentUser 0"]])
+    }
+
     /// A view model that app code creates reads its properties outside every construction:
     /// each first read is an outermost resolution, which the test's tracer hears of.
     @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
