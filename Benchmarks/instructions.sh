@@ -212,7 +212,7 @@ print_table() {
     printf '%-44s %11s %9.2f\n' "loop and sink alone (baseline)" "${per_op[baseline]}" "${allocs[baseline]}"
     row "1. cached singleton: main.client()" main-singleton main-singleton-swinject \
         main-singleton-dependencies main-singleton-direct 290 -
-    row "   ... main keeping a service with a @Dependency" main-singleton-app main-singleton-swinject \
+    row "   ... main that keeps an injected service" main-singleton-app main-singleton-swinject \
         main-singleton-dependencies main-singleton-direct 290 -
     row "   ... on a local container: c.client()" singleton main-singleton-swinject \
         main-singleton-dependencies main-singleton-direct 250 0
