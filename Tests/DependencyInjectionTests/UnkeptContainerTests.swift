@@ -29,13 +29,19 @@ private final class UnkeptScreen {
     var title = ""
 }
 
-/// The one strong reference a test hands from the thread that made it to the one that
-/// drops it.
-private final class LastReference: @unchecked Sendable {
+/// The one strong reference to a container, which a test hands from the thread that made
+/// it to the one that drops it.
+final class LastContainerReference: @unchecked Sendable {
     // @unchecked: `container` is read and written under `lock`.
     private let lock = NSLock()
     private var container: DependencyContainer?
     init(_ container: DependencyContainer) { self.container = container }
+    /// The container, unless it was dropped: a strong reference, used outside the lock.
+    var held: DependencyContainer? {
+        lock.lock()
+        defer { lock.unlock() }
+        return container
+    }
     func drop() {
         lock.lock()
         let dropped = container
@@ -92,10 +98,10 @@ extension DependencyContainer {
     /// no reference to it but the one it hands to the thread that drops it.
     private static func containerWithProbe(
         onDeinit: @escaping @Sendable () -> Void
-    ) -> (UnkeptContainer, LastReference, ObjectIdentifier) {
+    ) -> (UnkeptContainer, LastContainerReference, ObjectIdentifier) {
         let container = DependencyContainer()
         container.override(\.unkeptProbeCallback) { onDeinit }
-        return (UnkeptContainer(container), LastReference(container), ObjectIdentifier(container.unkeptProbe()))
+        return (UnkeptContainer(container), LastContainerReference(container), ObjectIdentifier(container.unkeptProbe()))
     }
 
     /// Reads from three threads while a fourth drops the last reference to the container:

@@ -742,8 +742,9 @@ struct ContainerState {
     }
 }
 
-/// A weak reference: to a shared instance, to a child container from its parent, and to
-/// the container that caches the owner of a `@Dependency` property.
+/// A weak reference to a shared instance, which lives while something else holds it. Never
+/// to a container: a weak reference gives its object a side table, and a container is
+/// retained and released on every resolution (``UnkeptContainer``).
 struct Weak<Object: AnyObject> {
     weak var object: Object?
     init(_ object: Object) { self.object = object }
