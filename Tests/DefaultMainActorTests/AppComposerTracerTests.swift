@@ -195,27 +195,16 @@ final class RVProbe {
 @Suite struct AppParallelWorldTests {
     @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
     @Test func twoHundredWorldsWithComposersDecorationsAndTracersAreIsolatedAndFreed() async throws {
-        let test = try #require(Test.current)
-        let testCase = Test.Case.current
         let probes = (0..<200).map { _ in RVProbe() }
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for id in probes.indices {
-                let probe = probes[id]
-                let trait: DependenciesTrait = .dependencies { container in
-                    // Captures the world strongly: the end of the test must still free it.
-                    container.decorate(\.rvStore) { @MainActor in
-                        RVLoggingStore(wrapping: $0, settings: container.rvSettings())
-                    }
-                }
-                group.addTask {
-                    try await trait.provideScope(for: test, testCase: testCase) {
-                        await Self.runTestBody(id: id, probe: probe)
-                    }
-                }
+        let trait: DependenciesTrait = .dependencies { container in
+            // Captures the world strongly: the end of the test must still free it.
+            container.decorate(\.rvStore) { @MainActor in
+                RVLoggingStore(wrapping: $0, settings: container.rvSettings())
             }
-            try await group.waitForAll()
         }
-        await Task.yield()
+        try await inParallelTestScopes(probes.count, of: { _ in trait }) { id in
+            await Self.runTestBody(id: id, probe: probes[id])
+        }
         for (id, probe) in probes.enumerated() {
             #expect(probe.headlines == ["CASE \(id)"])
             #expect(probe.tracked == ["loaded"])

@@ -201,22 +201,11 @@ final class AWWorldProbe {
     /// every world and what it built is gone.
     @available(macOS 14, iOS 17, tvOS 17, watchOS 10, *)
     @Test func manyParallelTestWorldsAreAllFreedAfterwards() async throws {
-        let test = try #require(Test.current)
-        let testCase = Test.Case.current
         let trait: DependenciesTrait = .dependencies { $0.setValue("configured", forKey: "aw.word") }
         let probes = (0..<60).map { _ in AWWorldProbe() }
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for id in probes.indices {
-                let probe = probes[id]
-                group.addTask {
-                    try await trait.provideScope(for: test, testCase: testCase) {
-                        await Self.runTestBody(id: id, probe: probe)
-                    }
-                }
-            }
-            try await group.waitForAll()
+        try await inParallelTestScopes(probes.count, of: { _ in trait }) { id in
+            await Self.runTestBody(id: id, probe: probes[id])
         }
-        await Task.yield()
         for (id, probe) in probes.enumerated() {
             #expect(probe.read == "case \(id) configured")
             #expect(probe.world == nil, "world \(id)")

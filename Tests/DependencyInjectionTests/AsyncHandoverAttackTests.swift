@@ -56,16 +56,6 @@ enum A20Ending: String, CaseIterable, Sendable, CustomTestStringConvertible {
     var testDescription: String { rawValue }
 }
 
-/// Yields until `condition` holds, a bounded number of times: for what a task that nobody
-/// awaits does last (the construction's task ends the handover after waking its waiters).
-private func eventually(_ condition: () -> Bool) async -> Bool {
-    for _ in 0..<200_000 {
-        if condition() { return true }
-        await Task.yield()
-    }
-    return condition()
-}
-
 @Suite struct AsyncHandoverAttackTests {
     // MARK: - The async handover's count
 

@@ -100,13 +100,6 @@ private func rasvApp(_ probe: RASVProbe = RASVProbe()) -> DependencyContainer {
     return app
 }
 
-/// Polls until `gone` holds, under the hang guard.
-private func eventually(_ gone: @escaping @Sendable () -> Bool) async -> Bool {
-    await endsWithoutHanging {
-        while !gone() { await Task.yield() }
-    }
-}
-
 @Suite struct AsyncServerTests {
     /// 240 requests released together behind a latch, each with its own user, resolving
     /// the handler of one of six tenants twice. Every handler is its request's, built for
@@ -244,14 +237,6 @@ private func eventually(_ gone: @escaping @Sendable () -> Bool) async -> Bool {
     }
 }
 
-/// A flag tasks read.
-final class RASVFlag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var raised = false
-    func raise() { lock.withLock { raised = true } }
-    var isRaised: Bool { lock.withLock { raised } }
-}
-
 @Suite struct AsyncServerChangeTests {
     /// Requests keep resolving their tenant's handler, each in a fresh request, while the
     /// app overrides its database once. Every resolution that starts after the override
@@ -260,7 +245,7 @@ final class RASVFlag: @unchecked Sendable {
     func anAppOverrideDuringLoadReachesEveryLaterRequest(overrideTheCache: Bool) async throws {
         let probe = RASVProbe()
         let app = rasvApp(probe)
-        let overridden = RASVFlag()
+        let overridden = Flag()
         let arrived = Arrivals()
         let stale = Collected<String>()
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -270,7 +255,7 @@ final class RASVFlag: @unchecked Sendable {
                     var afterOverride = 0
                     var round = 0
                     while afterOverride < 3 {
-                        let startedAfter = overridden.isRaised
+                        let startedAfter = overridden.isSet
                         let request = DependencyContainer(scopeOf: app)
                         request.override(\.rasvUser) { "user \(index)" }
                         let handler = try await request[rasvHandler: index % 3]()
@@ -300,7 +285,7 @@ final class RASVFlag: @unchecked Sendable {
                 } else {
                     app.override(\.rasvDB) { RASVThing("stub db") }
                 }
-                overridden.raise()
+                overridden.set()
             }
             try await group.waitForAll()
         }

@@ -94,3 +94,14 @@ func finishesWithoutHangingOffThePool(_ work: @escaping @Sendable () -> Void) as
         Thread { finished.resume(returning: finishesWithoutHanging(toRun)) }.start()
     }
 }
+
+/// Yields until `condition` holds, a bounded number of times: for what a task that nobody
+/// awaits does last (a construction's task ends a handover after waking its waiters, and
+/// lets go of what it built after its caller returned).
+func eventually(_ condition: () -> Bool) async -> Bool {
+    for _ in 0..<200_000 {
+        if condition() { return true }
+        await Task.yield()
+    }
+    return condition()
+}
