@@ -66,21 +66,25 @@ struct UsesRecord {
     /// Records that the construction of `user` used `used`.
     mutating func insert(_ user: RegistrationKey, using used: RegistrationKey) {
         if many.isEmpty {
-            if first == nil {
+            switch first.map({ $0.used == used }) {
+            case nil:
                 first = Entry(used, usedBy: user)
                 return
-            }
-            if first.unsafelyUnwrapped.used == used {
-                first!.users.insert(user)
+            case true?:
+                first?.users.insert(user)
                 return
+            case false?:
+                break
             }
-            if second == nil {
+            switch second.map({ $0.used == used }) {
+            case nil:
                 second = Entry(used, usedBy: user)
                 return
-            }
-            if second.unsafelyUnwrapped.used == used {
-                second!.users.insert(user)
+            case true?:
+                second?.users.insert(user)
                 return
+            case false?:
+                break
             }
             moveSlotsToMany()
         }
