@@ -172,13 +172,17 @@ extension DependencyContainer {
     }
 
     /// A graph instance handed out by a factory resolves its `@Dependency` from the
-    /// container that built it, whichever part of the resolution asked for it first.
-    /// Pin of the order that works: the factory builds the context first.
-    @Test func aGraphInstanceFirstBuiltByTheFactoryResolvesAfterItsContainerGoes() async {
-        await #expect(processExitsWith: .success) {
+    /// container that built it, whichever part of the resolution asked for it first; and
+    /// whichever asked first, the singleton keeps it, so its property holds the container
+    /// weakly once the singleton has taken it: built first for the factory, it held the
+    /// container strongly, and kept the container alive for good. Reading it after the
+    /// container is gone stops, as in the order below.
+    @Test func aGraphInstanceFirstBuiltByTheFactoryHoldsItsContainerWeaklyOnceASingletonTakesIt() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
             let context = DependencyContainer().contextBeforeSingleton()
             precondition(context.client.name == "live")
         }
+        #expect(standardError(of: result).contains("was released"), "\(standardError(of: result))")
     }
 
     /// The same graph, where the singleton's construction happens to build the context

@@ -197,7 +197,7 @@ struct ContainerState {
             return room
         }
         if weakly {
-            released.keep(sharedInstances.updateValue(Weak(object), forKey: key))
+            released.keep(sharedInstances.updateValue(SharedInstance(object, holders: construction.strongHolders), forKey: key))
             if key.argument != nil { noteArgument(of: key) }
             sweepDeadSharedInstances(released: &released)
         } else {
@@ -748,4 +748,18 @@ struct ContainerState {
 struct Weak<Object: AnyObject> {
     weak var object: Object?
     init(_ object: Object) { self.object = object }
+}
+
+/// A shared instance the container hands out while something else holds it, with the
+/// `@Dependency` properties its construction created holding the container strongly
+/// (``StrongHolders``): a construction the container keeps that takes the instance makes
+/// them hold it weakly.
+struct SharedInstance {
+    weak var object: AnyObject?
+    let holders: StrongHolders?
+
+    init(_ object: AnyObject, holders: StrongHolders?) {
+        self.object = object
+        self.holders = holders
+    }
 }

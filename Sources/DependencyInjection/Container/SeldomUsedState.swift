@@ -22,7 +22,7 @@ final class SeldomUsedState {
     /// in the order they were installed. Changed only where ``ContainerState/overrides`` is.
     @exclusivity(unchecked) var decorations: [RegistrationKey: [AnyObject]] = .init()
     /// Shared instances, held weakly: each is kept while something else holds it.
-    @exclusivity(unchecked) var sharedInstances: [RegistrationKey: Weak<AnyObject>] = .init()
+    @exclusivity(unchecked) var sharedInstances: [RegistrationKey: SharedInstance] = .init()
     /// For each registration, the keys among its ``ContainerState/dependents`` filed only because their
     /// construction was in flight while another thread or task resolved it
     /// (``ResolvingCode``): a helper the construction waited for, or a bystander. An
@@ -70,7 +70,7 @@ extension ContainerState {
     }
 
     /// ``SeldomUsedState/sharedInstances``: empty until the first change.
-    var sharedInstances: [RegistrationKey: Weak<AnyObject>] {
+    var sharedInstances: [RegistrationKey: SharedInstance] {
         get { seldom?.sharedInstances ?? .init() }
         _modify { yield &madeSeldom.sharedInstances }
     }

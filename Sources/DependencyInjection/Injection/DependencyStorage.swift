@@ -95,6 +95,9 @@ final class DependencyStorage: @unchecked Sendable {
             stateWord = _PropertyStateWord.word(ofBusy: PropertyState(weaklyHolding: container))
         } else {
             stateWord = _PropertyStateWord.word(of: container)
+            // A graph or shared instance built now may be taken later by a construction
+            // that the container keeps, which then makes this hold weak (StrongHolders).
+            if innermost != nil { Frame.noteStrongHold(of: self, on: container, from: innermost) }
         }
     }
 
@@ -474,6 +477,21 @@ final class DependencyStorage: @unchecked Sendable {
             detailedState().outdateResolution()
             retire(swapPublished(box))
         }
+    }
+
+    /// Holds `container` weakly from now on, if the property holds it strongly: the
+    /// container came to keep the object that owns the property (``StrongHolders``).
+    func holdWeakly(_ container: DependencyContainer) {
+        let released: DependencyContainer? = lock.withLock { _ in
+            switch phase {
+            case .idle(let held, _) where held !== container: return nil
+            case .resolving(let frame) where frame.building !== container: return nil
+            default: return detailedState().releaseStrongHold(on: container)
+            }
+        }
+        // Outside the lock: not the last reference (the caller holds the container), but
+        // nothing is released under a lock.
+        withExtendedLifetime(released) {}
     }
 
     func switchContainer(to container: DependencyContainer) {

@@ -109,6 +109,15 @@ final class PropertyState {
     /// caller to release outside the lock: strongly, unless it is the container that keeps
     /// the property's owner, which a strong reference would keep alive through its own
     /// instance (a test points a singleton's property elsewhere, then back).
+    /// Holds `container` weakly instead of strongly, if it holds it strongly, and returns
+    /// the strong reference, to let go of after unlocking.
+    func releaseStrongHold(on container: DependencyContainer) -> DependencyContainer? {
+        guard let strong = strongContainer, strong === container else { return nil }
+        let unkept = UnkeptContainer(container)
+        (strongContainer, unkeptContainer, keeper) = (nil, unkept, unkept)
+        return strong
+    }
+
     func hold(_ container: DependencyContainer) -> DependencyContainer? {
         let previous = self.container
         if let keeper, keeper.refers(to: container) {

@@ -201,16 +201,24 @@ class Frame: @unchecked Sendable {
     /// its owner touches them, one step at a time, while the frame is active, and they go
     /// when it ends. Exclusivity is not checked dynamically: every construction would pay.
     @exclusivity(unchecked) var graphInstances = GraphInstances()
+    /// Whether this frame builds a `graph` or `shared` instance, a construction that notes
+    /// the `@Dependency` properties created under it holding its container strongly
+    /// (``StrongHolders``).
+    @exclusivity(unchecked) private(set) var collectsStrongHolders: Bool
+    /// What such a construction noted, once it noted something; only its owner touches it
+    /// while it runs. The frame of an asynchronous construction fills its resolution's.
+    @exclusivity(unchecked) var strongHolders: StrongHolders?
 
     init(
         container: ObjectIdentifier, building: DependencyContainer, keepsResult: Bool, key: RegistrationKey,
         site: Site, servesScope: ObjectIdentifier?, trace: TraceBatch?, owner: Owner, parent: Frame?,
-        countsALevel: Bool = true, traceEvent: Int? = nil
+        countsALevel: Bool = true, traceEvent: Int? = nil, collectsStrongHolders: Bool = false
     ) {
         self.container = container
         self.building = building
         self.buildingID = ObjectIdentifier(building)
         self.keepsResult = keepsResult
+        self.collectsStrongHolders = collectsStrongHolders
         self.key = key
         self.site = site
         self.servesScope = servesScope
@@ -243,6 +251,14 @@ class Frame: @unchecked Sendable {
         var ended: UnsafeRawPointer? = nil
         _ = _stdlib_atomicCompareExchangeStrongPtr(
             object: activeWordAddress, expected: &ended, desired: UnsafeRawPointer(bitPattern: 1))
+    }
+
+    /// The list ``strongHolders`` fills, made now if it was not.
+    final var strongHoldersToFill: StrongHolders {
+        if let made = strongHolders { return made }
+        let made = StrongHolders()
+        strongHolders = made
+        return made
     }
 
     /// Lets go of what this ended frame refers to (the frames it ran in, the trace batch),

@@ -22,17 +22,19 @@ struct GraphInstances {
 
     /// Each box with its container, held so that no other container can take its address
     /// while the resolution runs; nil until the first one, so that a frame pays nothing.
-    private var instances: [Key: (container: DependencyContainer, box: AnyBox)]?
+    private var instances: [Key: (container: DependencyContainer, box: AnyBox, holders: StrongHolders?)]?
 
-    func box(for key: RegistrationKey, in container: DependencyContainer) -> AnyBox? {
-        instances?[Key(container: ObjectIdentifier(container), registration: key)]?.box
+    func box(for key: RegistrationKey, in container: DependencyContainer) -> (box: AnyBox, holders: StrongHolders?)? {
+        instances?[Key(container: ObjectIdentifier(container), registration: key)].map { ($0.box, $0.holders) }
     }
 
     /// Keeps `box`; returns what it replaced, for the caller to release after this access.
-    mutating func keep(_ box: AnyBox, for key: RegistrationKey, in container: DependencyContainer) -> Any? {
+    mutating func keep(
+        _ box: AnyBox, holders: StrongHolders?, for key: RegistrationKey, in container: DependencyContainer
+    ) -> Any? {
         let entry = Key(container: ObjectIdentifier(container), registration: key)
         if instances == nil { instances = [:] }
-        return instances!.updateValue((container, box), forKey: entry)
+        return instances!.updateValue((container, box, holders), forKey: entry)
     }
 
     /// Takes every instance out, for the caller to release after this access.
@@ -62,15 +64,21 @@ extension Resolution {
     /// The instance of this graph registration that the enclosing outermost resolution
     /// built in `container`, if any.
     func graphInstance(in container: DependencyContainer) -> AnyBox? {
-        guard scope == .graph else { return nil }
-        return Frame.outermost(of: owner, from: enclosing)?.graphInstances.box(for: key, in: container)
+        guard scope == .graph, let found = Frame.outermost(of: owner, from: enclosing)?.graphInstances.box(for: key, in: container)
+        else { return nil }
+        // Taken by a construction the container keeps: the instance's properties that hold
+        // the container strongly would keep it alive for good (StrongHolders).
+        if let holders = found.holders, Frame.keepsResult(of: container, from: enclosing) {
+            holders.releaseHolds(on: container)
+        }
+        return found.box
     }
 
     /// Keeps what this graph resolution built for the rest of the enclosing outermost
     /// resolution; outside any resolution it is not kept, as a factory's instance is not.
     func keepGraphInstance(_ box: AnyBox, in container: DependencyContainer) {
         guard scope == .graph, let outermost = Frame.outermost(of: owner, from: enclosing) else { return }
-        let replaced = outermost.graphInstances.keep(box, for: key, in: container)
+        let replaced = outermost.graphInstances.keep(box, holders: strongHolders, for: key, in: container)
         withExtendedLifetime(replaced) {}
     }
 }
