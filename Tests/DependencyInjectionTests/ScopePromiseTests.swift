@@ -173,4 +173,23 @@ extension DependencyContainer {
         #expect(finished)
         #expect(resolved.values == [12])
     }
+
+    // MARK: - Tracing: a scope takes its parent's tracer
+
+    /// "A scope takes its parent's tracer when it is made": a request in a session with a
+    /// tracer of its own takes the session's, not the app's; setting the app's tracer later
+    /// sets it in both.
+    @Test func aRequestInASessionTakesTheSessionsTracerAndTheAppsLaterOne() {
+        let app = DependencyContainer()
+        app.tracer = ResolutionTracer { _ in }
+        let session = DependencyContainer(scopeOf: app)
+        let sessionTracer = ResolutionTracer { _ in }
+        session.tracer = sessionTracer
+        let request = DependencyContainer(scopeOf: session)
+        #expect(request.tracer === sessionTracer)
+        let later = ResolutionTracer { _ in }
+        app.tracer = later
+        #expect(session.tracer === later)
+        #expect(request.tracer === later)
+    }
 }

@@ -21,7 +21,9 @@
 ///
 /// A container never keeps itself alive through what it caches: when the owning object is
 /// a singleton the container is building, or is created while a property of such an
-/// object is first resolved, the property holds the container weakly. So does the provider
+/// object is first resolved, the property holds the container weakly. A graph or shared
+/// instance built elsewhere first (by a factory, or for app code) holds its container
+/// strongly until such a singleton takes it, and weakly from then on. So does the provider
 /// such a property keeps when it injects an ``AsyncProvider`` or a ``ProviderFamily``, or a
 /// ``Provider`` declared as its value (`var makeItem: Provider<Item>`), which reads the
 /// registration anew on each call. Reading the property for the first
