@@ -58,3 +58,26 @@ extension Frame {
         }
     }
 }
+
+extension DependencyContainer {
+    /// Makes the properties of `instance`, the live shared instance of `key` that a claim
+    /// just found, that hold this container strongly hold it weakly, when a construction
+    /// this container keeps takes the instance: they would keep the container alive for
+    /// good. Out of line, after the claim's lock: a shared instance's resolution takes the
+    /// lock once more to read them, only inside such a construction. The entry still
+    /// names `instance`, which the caller holds, unless an override or a reset removed it
+    /// in between; that also drops a construction in flight that takes the instance, which
+    /// is then not kept, and leaves a first read of a kept instance's property in that
+    /// window with the strong holds.
+    @inline(never)
+    func releaseHolds(ofShared instance: AnyObject, _ key: RegistrationKey) {
+        guard Frame.mayBeBuilding, Frame.keepsResult(of: self, from: Frame.ownerAndInnermost.1) else { return }
+        let holders = state.withLock { state -> StrongHolders? in
+            guard state.hasSharedInstances, let entry = state.sharedInstances[key], entry.object === instance else {
+                return nil
+            }
+            return entry.holders
+        }
+        holders?.releaseHolds(on: self)
+    }
+}

@@ -237,13 +237,9 @@ extension DependencyContainer {
         _ key: RegistrationKey, _ name: StaticString, _ scope: DependencyScope, _ type: Any.Type,
         servingScope: ObjectIdentifier?, isAsync: Bool = false
     ) -> (Resolution, ContainerState.Claim) {
-        var sharedHolders: StrongHolders?
         let (claim, listed, ownOverride, tracer) = state.withLock({ state -> (ContainerState.Claim, Resolution?, AnyObject?, ResolutionTracer?) in
             let claim = state.claim(key, scope: scope)
-            guard case .build = claim else {
-                if scope == .shared { sharedHolders = state.sharedInstances[key]?.holders }
-                return (claim, nil, nil, state.tracer)
-            }
+            guard case .build = claim else { return (claim, nil, nil, state.tracer) }
             let ownOverride = state.replacement(for: key)
             guard scope.isBuiltOnceByContainer else { return (claim, nil, ownOverride, state.tracer) }
             let (owner, enclosing) = Frame.ownerAndInnermost
@@ -269,11 +265,7 @@ extension DependencyContainer {
                 enclosing: enclosing, servesScope: servingScope, override: ownOverride, overriddenHere: ownOverride != nil,
                 isListed: false)
         }
-        // A live shared instance taken by a construction this container keeps: its
-        // properties that hold the container strongly would keep it alive for good.
-        if let sharedHolders, Frame.keepsResult(of: self, from: Frame.ownerAndInnermost.1) {
-            sharedHolders.releaseHolds(on: self)
-        }
+        if scope == .shared, case .cached(let instance) = claim { releaseHolds(ofShared: instance, key) }
         if let tracer, let trace = Trace(tracer, name: name, type: type, scope: scope, enclosing: resolution.enclosing) {
             resolution.startTrace(trace)
         }
@@ -416,7 +408,7 @@ final class Resolution: Frame, @unchecked Sendable {
         super.init(
             container: ObjectIdentifier(container), building: container, keepsResult: scope.isKeptByContainer, key: key,
             site: Site(name: .registration(name), file: key.fileName, line: key.line), servesScope: servesScope,
-            trace: nil, owner: owner, parent: enclosing, collectsStrongHolders: scope == .graph || scope == .shared)
+            trace: nil, owner: owner, parent: enclosing)
     }
 
     /// The frame this resolution started in, if any.
@@ -488,9 +480,9 @@ final class Resolution: Frame, @unchecked Sendable {
         let frame = Frame(
             container: ObjectIdentifier(container), building: container, keepsResult: scope.isKeptByContainer, key: key,
             site: site, servesScope: servesScope, trace: trace, owner: owner, parent: enclosing,
-            traceEvent: traceEvent, collectsStrongHolders: collectsStrongHolders)
+            traceEvent: traceEvent)
         // What the task notes goes with the instance this resolution keeps or shares.
-        if collectsStrongHolders { frame.strongHolders = strongHoldersToFill }
+        if scope == .graph || scope == .shared { frame.strongHolders = strongHoldersToFill }
         if let room { WaitGraph.start(room, builtBy: frame) }
         return frame
     }

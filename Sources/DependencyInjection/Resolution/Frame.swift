@@ -201,24 +201,21 @@ class Frame: @unchecked Sendable {
     /// its owner touches them, one step at a time, while the frame is active, and they go
     /// when it ends. Exclusivity is not checked dynamically: every construction would pay.
     @exclusivity(unchecked) var graphInstances = GraphInstances()
-    /// Whether this frame builds a `graph` or `shared` instance, a construction that notes
-    /// the `@Dependency` properties created under it holding its container strongly
-    /// (``StrongHolders``).
-    @exclusivity(unchecked) private(set) var collectsStrongHolders: Bool
-    /// What such a construction noted, once it noted something; only its owner touches it
-    /// while it runs. The frame of an asynchronous construction fills its resolution's.
+    /// What the construction of a `graph` or `shared` instance noted of the `@Dependency`
+    /// properties created under it holding its container strongly (``StrongHolders``),
+    /// once it noted something; only its owner touches it while it runs. The frame of an
+    /// asynchronous one fills its resolution's, from the start.
     @exclusivity(unchecked) var strongHolders: StrongHolders?
 
     init(
         container: ObjectIdentifier, building: DependencyContainer, keepsResult: Bool, key: RegistrationKey,
         site: Site, servesScope: ObjectIdentifier?, trace: TraceBatch?, owner: Owner, parent: Frame?,
-        countsALevel: Bool = true, traceEvent: Int? = nil, collectsStrongHolders: Bool = false
+        countsALevel: Bool = true, traceEvent: Int? = nil
     ) {
         self.container = container
         self.building = building
         self.buildingID = ObjectIdentifier(building)
         self.keepsResult = keepsResult
-        self.collectsStrongHolders = collectsStrongHolders
         self.key = key
         self.site = site
         self.servesScope = servesScope
@@ -259,6 +256,18 @@ class Frame: @unchecked Sendable {
         let made = StrongHolders()
         strongHolders = made
         return made
+    }
+
+    /// Whether this frame builds a `graph` or `shared` instance, a construction that notes
+    /// the `@Dependency` properties created under it holding its container strongly: a
+    /// resolution of either scope, or the frame an asynchronous one runs in, which starts
+    /// with its resolution's list. Asked only where such a property is created inside a
+    /// construction.
+    final var collectsStrongHolders: Bool {
+        if strongHolders != nil { return true }
+        guard ObjectIdentifier(type(of: self)) == ObjectIdentifier(Resolution.self) else { return false }
+        let scope = unsafeDowncast(self, to: Resolution.self).scope
+        return scope == .graph || scope == .shared
     }
 
     /// Lets go of what this ended frame refers to (the frames it ran in, the trace batch),
