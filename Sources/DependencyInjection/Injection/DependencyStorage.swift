@@ -97,7 +97,7 @@ final class DependencyStorage: @unchecked Sendable {
             stateWord = _PropertyStateWord.word(of: container)
             // A graph or shared instance built now may be taken later by a construction
             // that the container keeps, which then makes this hold weak (StrongHolders).
-            if innermost != nil { Frame.noteStrongHold(of: self, on: container, from: innermost) }
+            if innermost != nil { Frame.noteStrongHold(of: self, on: container, owner: owner, from: innermost) }
         }
     }
 

@@ -23,23 +23,23 @@
 /// ```
 ///
 /// The list refers to the properties weakly: it must not keep them, nor, through them,
-/// the container. It is filled only by the owner running the construction, and read only
-/// after the construction ended, through the container's lock (a shared instance) or by
-/// the same owner (a graph instance).
-final class StrongHolders: @unchecked Sendable {
-    // @unchecked: `storages` is appended to by the owner of the construction only, before
-    // the list is published under the container's lock, and only read afterwards.
-    private var storages: [Weak<DependencyStorage>] = []
+/// the container. It has a lock of its own: the tasks that an asynchronous construction
+/// runs its parts in (`async let`, a task group) fill it at once, and a task it started
+/// may still fill it after the construction ended.
+final class StrongHolders: Sendable {
+    private let storages = _Locked([Weak<DependencyStorage>]())
 
     /// Notes that `storage` was created holding the building container strongly.
     func append(_ storage: DependencyStorage) {
-        storages.append(Weak(storage))
+        storages.withLock { $0.append(Weak(storage)) }
     }
 
     /// Makes every property of the list that is still alive, and holds `container`
-    /// strongly, hold it weakly.
+    /// strongly, hold it weakly. Outside the list's lock: letting go of a strong hold may
+    /// release the container's last other reference.
     func releaseHolds(on container: DependencyContainer) {
-        for storage in storages { storage.object?.holdWeakly(container) }
+        let noted = storages.withLock { $0 }
+        for storage in noted { storage.object?.holdWeakly(container) }
     }
 }
 
@@ -47,12 +47,22 @@ extension Frame {
     /// Files `storage`, a `@Dependency` property created holding `container` strongly,
     /// with each construction of a `graph` or `shared` instance of `container` that runs
     /// around it (``StrongHolders``): usually none, or the one that creates the object.
-    static func noteStrongHold(of storage: DependencyStorage, on container: DependencyContainer, from innermost: Frame?) {
+    ///
+    /// A frame of another owner (a task that an asynchronous construction runs a part in)
+    /// is filled only when it came with its list, as an asynchronous construction's frame
+    /// does: only a frame's own owner makes its list.
+    static func noteStrongHold(
+        of storage: DependencyStorage, on container: DependencyContainer, owner: Owner, from innermost: Frame?
+    ) {
         let id = ObjectIdentifier(container)
         var frame = innermost
         while let enclosing = frame {
-            if enclosing.collectsStrongHolders && enclosing.buildingID == id && enclosing.isActive {
-                enclosing.strongHoldersToFill.append(storage)
+            if enclosing.buildingID == id && enclosing.isActive {
+                if enclosing.owner == owner {
+                    if enclosing.collectsStrongHolders { enclosing.strongHoldersToFill.append(storage) }
+                } else if !(enclosing is Resolution), let holders = enclosing.strongHolders {
+                    holders.append(storage)
+                }
             }
             frame = enclosing.parent
         }
