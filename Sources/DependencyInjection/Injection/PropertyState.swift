@@ -105,12 +105,10 @@ final class PropertyState {
         return construction
     }
 
-    /// Holds `container` from now on, and returns the container held before, for the
-    /// caller to release outside the lock: strongly, unless it is the container that keeps
-    /// the property's owner, which a strong reference would keep alive through its own
-    /// instance (a test points a singleton's property elsewhere, then back).
     /// Holds `container` weakly instead of strongly, if it holds it strongly, and returns
-    /// the strong reference, to let go of after unlocking.
+    /// the strong reference, to let go of after unlocking: the container came to keep the
+    /// property's owner (``StrongHolders``). It becomes the keeper, so that switching the
+    /// property away and back holds it weakly again.
     func releaseStrongHold(on container: DependencyContainer) -> DependencyContainer? {
         guard let strong = strongContainer, strong === container else { return nil }
         let unkept = UnkeptContainer(container)
@@ -118,6 +116,10 @@ final class PropertyState {
         return strong
     }
 
+    /// Holds `container` from now on, and returns the container held before, for the
+    /// caller to release outside the lock: strongly, unless it is the container that keeps
+    /// the property's owner, which a strong reference would keep alive through its own
+    /// instance (a test points a singleton's property elsewhere, then back).
     func hold(_ container: DependencyContainer) -> DependencyContainer? {
         let previous = self.container
         if let keeper, keeper.refers(to: container) {
