@@ -54,17 +54,6 @@ extension DependencyContainer {
 }
 
 @Suite struct AdoptedHoldAttackTests {
-    /// Whether the container `use` gets is released once `use` returns.
-    private func isReleased(_ use: (DependencyContainer) -> Bool) -> (served: Bool, released: Bool) {
-        weak var released: DependencyContainer?
-        var served = false
-        do {
-            let container = DependencyContainer()
-            released = container
-            served = use(container)
-        }
-        return (served, released == nil)
-    }
 
     /// The app resolves the shared part and reads its property (a factory's object that
     /// injects too) before a singleton finds the part live and keeps it.

@@ -28,17 +28,20 @@ extension DependencyContainer {
     }
 }
 
-@Suite struct AdoptedInstanceHoldTests {
-    fileprivate func isReleased(_ use: (DependencyContainer) -> Bool) -> (served: Bool, released: Bool) {
-        weak var released: DependencyContainer?
-        var served = false
-        do {
-            let container = DependencyContainer()
-            released = container
-            served = use(container)
-        }
-        return (served, released == nil)
+/// Whether `use`, given a new container, was served what it checks, and whether the
+/// container is released once `use` returns and nothing else holds it.
+func isReleased(_ use: (DependencyContainer) -> Bool) -> (served: Bool, released: Bool) {
+    weak var released: DependencyContainer?
+    var served = false
+    do {
+        let container = DependencyContainer()
+        released = container
+        served = use(container)
     }
+    return (served, released == nil)
+}
+
+@Suite struct AdoptedInstanceHoldTests {
 
     /// The same graph instance, first built for a factory and then found built by a
     /// singleton in the same resolution: the singleton keeps it.
