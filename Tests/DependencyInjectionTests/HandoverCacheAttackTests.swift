@@ -3,8 +3,8 @@ import Testing
 @testable import DependencyInjection
 
 // Attacks on three caches of the engine: a scope's list of what it and the scopes above it
-// override (`ContainerState.overriddenKeys`, dropped by every change of overrides or
-// decorations), the override table that keeps its first entry inline
+// override (`ContainerState.overriddenRegistrations`, dropped by every change of overrides or
+// decorations but an override of a registration it lists), the override table that keeps its first entry inline
 // (`OverrideTable`), and a scope's inline cache stepping aside while it hands a
 // registration to its app container (`ContainerState.handovers`).
 //

@@ -20,7 +20,7 @@ struct ContainerState {
     /// (``forgetWhatOverridesDecided(released:)``): a scope looks at them on
     /// every app-wide resolution, and listing them each time cost a request about 1,300
     /// instructions.
-    var overriddenKeys: [RegistrationKey]?
+    var overriddenKeys: OverriddenKeys?
     /// Built singletons, looked up on every cached resolution.
     @usableFromInline var singletons = _SingletonTable()
     /// What most containers never use (the key-value storage, decorations, shared
@@ -601,7 +601,8 @@ struct ContainerState {
                 let users = ownOnly ? ownUsers(of: used) : dependents[used]
             else { continue }
             guard body(users) else { return }
-            pending.append(contentsOf: users.map(\.registration))
+            // One at a time: appending an array goes through unspecialized code.
+            for registration in users.registrations where !visited.contains(registration) { pending.append(registration) }
         }
     }
 
@@ -614,14 +615,15 @@ struct ContainerState {
         return false
     }
 
-    /// The keys of ``overrides`` and ``decorations``, listed once until they change.
-    mutating func listedOverriddenKeys() -> [RegistrationKey] {
+    /// What ``overrides`` and ``decorations`` hold, listed once until they change.
+    mutating func listedOverriddenKeys() -> OverriddenKeys {
         if let overriddenKeys { return overriddenKeys }
         var keys = overrides.keys
         // One key at a time: appending the keys view goes through unspecialized code.
         for key in decorations.keys { keys.append(key) }
-        overriddenKeys = keys
-        return keys
+        let listed = OverriddenKeys(keys: keys)
+        overriddenKeys = listed
+        return listed
     }
 
     /// Drops what this container's ``overrides`` and ``decorations`` decided, before they
@@ -629,8 +631,8 @@ struct ContainerState {
     /// registrations it learned to build itself (``learnedOwn``), which it learns again
     /// from what it overrides next. Both are released after unlocking.
     mutating func forgetWhatOverridesDecided(released: inout Released) {
-        if let keys = overriddenKeys {
-            released.append(keys)
+        if let listed = overriddenKeys {
+            released.append(listed)
             overriddenKeys = nil
         }
         forgetLearnedOwn(released: &released)

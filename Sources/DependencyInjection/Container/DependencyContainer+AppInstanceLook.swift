@@ -84,23 +84,23 @@ extension DependencyContainer {
     @usableFromInline
     func lookAtAppInstance(of key: RegistrationKey, overriddenInScope: inout Bool) -> AppInstanceLook? {
         guard let app = appContainerOfScope else { return nil }
-        let read: (installed: [RegistrationKey], changes: Int, isBuilding: Bool)? = state.withLock { state in
+        let read: (own: OverriddenKeys, changes: Int, isBuilding: Bool)? = state.withLock { state in
             // While a handover is under way, a resolution may come from the app container's
             // construction for this scope, which the handover's road sees and serves.
             guard state.handovers == 0, !state.hasLearnedOwn || !state.learnedOwn.contains(key) else { return nil }
             // A scope that overrides nothing, as many do, makes no list.
-            let installed = state.overrides.isEmpty && !state.hasDecorations ? [] : state.listedOverriddenKeys()
-            return (installed, state.learnedOwnForgotten, state.isBuilding)
+            let own = state.overrides.isEmpty && !state.hasDecorations ? OverriddenKeys.none : state.listedOverriddenKeys()
+            return (own, state.learnedOwnForgotten, state.isBuilding)
         }
         guard let read else { return nil }
-        var installed = read.installed
+        var overridden = ScopeOverrides(own: read.own, changes: read.changes)
         if parent !== app {
             // Read after the count, as the handover reads them: a change in an enclosing
             // scope installs its override before it counts the change here.
-            addOverridesOfEnclosingScopes(upTo: app, to: &installed)
+            addOverridesOfEnclosingScopes(upTo: app, to: &overridden.enclosing)
         }
         // Compared outside the lock: a key's argument compares with its own `==`.
-        if !installed.isEmpty, Self.isOverridden(key, amongst: installed) {
+        if !overridden.isEmpty, overridden.overrides(key) {
             // What the scope builds uses `key`: noted before the construction is claimed,
             // as the handover notes it before it reads the overrides again, so that a
             // change of the override from now on finds what to drop, also a use by a
@@ -126,7 +126,7 @@ extension DependencyContainer {
             // again, after that change.
             state.withLock { $0.recordUse(of: key) }
         }
-        return AppInstanceLook(app: app, installed: installed, changes: read.changes)
+        return AppInstanceLook(app: app, installed: overridden.registrations, changes: read.changes)
     }
 
     /// The last step of ``appInstanceShared(_:overriddenInScope:)``: whether, under this scope's lock, its
@@ -146,7 +146,8 @@ extension DependencyContainer {
 struct AppInstanceLook {
     /// The scope's app container.
     @usableFromInline let app: DependencyContainer
-    /// What the scope overrides or decorates.
+    /// The registrations the scope, and the scopes between it and the app container,
+    /// override or decorate (``OverriddenKeys/registrations``).
     @usableFromInline let installed: [RegistrationKey]
     /// The scope's ``ContainerState/learnedOwnForgotten`` when it read `installed`.
     let changes: Int

@@ -148,9 +148,9 @@ extension DependencyContainer {
         // construction among those to drop, and the scope would keep what it built from the
         // app's instance as its own.
         noteUseOfAppInstance(key)
-        let (installed, changes) = overridesOfScopeAndChanges(upTo: app)
-        if installed.isEmpty { return Handover(app: app, found: .nothingOverridden(changes: changes)) }
-        return appDrops(ifSharing: key, app, installed).map { Handover(app: app, found: .overrides(appDrops: $0)) }
+        let read = overridesOfScope(upTo: app)
+        if read.isEmpty { return Handover(app: app, found: .nothingOverridden(changes: read.changes)) }
+        return appDrops(ifSharing: key, app, read).map { Handover(app: app, found: .overrides(appDrops: $0)) }
     }
 
     /// Whether this scope keeps its own instance of `key` rather than its app container's:
@@ -171,20 +171,21 @@ extension DependencyContainer {
         return buildsOwn ? nil : installed
     }
 
-    /// Whether this scope builds its own instance of the app-wide `key`, with what it
-    /// overrides now (`installed`).
+    /// Whether this scope builds its own instance of the app-wide `key`, with the
+    /// registrations it overrides now (`installed`).
     private func buildsAppWide(_ key: RegistrationKey, _ app: DependencyContainer) -> (buildsOwn: Bool, installed: [RegistrationKey]) {
-        let installed = overridesOfScope(upTo: app)
-        return (!installed.isEmpty && appDrops(ifSharing: key, app, installed) == nil, installed)
+        let read = overridesOfScope(upTo: app)
+        return (!read.isEmpty && appDrops(ifSharing: key, app, read) == nil, read.registrations)
     }
 
     /// The app container's ``ContainerState/drops``, read with its record of uses, when
-    /// this scope shares the app-wide instance of `key` given what it overrides
-    /// (`installed`, not empty); `nil` when the scope builds its own.
-    private func appDrops(ifSharing key: RegistrationKey, _ app: DependencyContainer, _ installed: [RegistrationKey]) -> Int? {
-        if Self.isOverridden(key, amongst: installed) { return nil }
+    /// this scope shares the app-wide instance of `key` given what it overrides (`read`,
+    /// not empty); `nil` when the scope builds its own.
+    private func appDrops(ifSharing key: RegistrationKey, _ app: DependencyContainer, _ read: ScopeOverrides) -> Int? {
+        if read.overrides(key) { return nil }
         if state.withLock({ $0.learnedOwn.contains(key) }) { return nil }
-        return app.state.withLock { $0.built(key, fromAnyOf: installed) ? nil : $0.drops }
+        let registrations = read.registrations
+        return app.state.withLock { $0.built(key, fromAnyOf: registrations) ? nil : $0.drops }
     }
 
     /// An app-wide construction this scope handed over asks for `key`: when the scope
@@ -198,11 +199,10 @@ extension DependencyContainer {
     /// made the scope forget, and recording it after would keep it for good.
     private func noteServedUse(of key: RegistrationKey, from innermost: Frame?, _ app: DependencyContainer) {
         let forgotten = state.withLock { $0.learnedOwnForgotten }
-        let installed = overridesOfScope(upTo: app)
-        guard !installed.isEmpty else { return }
-        guard Self.isOverridden(key, amongst: installed)
-            || app.state.withLock({ $0.built(key, fromAnyOf: installed) })
-        else { return }
+        let read = overridesOfScope(upTo: app)
+        guard !read.isEmpty else { return }
+        let registrations = read.registrations
+        guard read.overrides(key) || app.state.withLock({ $0.built(key, fromAnyOf: registrations) }) else { return }
         let owner = Owner.current
         var served: [RegistrationKey] = []
         var frame = innermost
@@ -278,12 +278,13 @@ extension DependencyContainer {
         }
         // What the scope overrides now: an override removed while the app container built
         // must not make the scope build its own from the app's values.
-        let installed = overridesOfScope(upTo: handover.app)
-        if installed.isEmpty { return .sharesAppInstance }
+        let read = overridesOfScope(upTo: handover.app)
+        if read.isEmpty { return .sharesAppInstance }
         // An override of the key itself, installed meanwhile: the app's instance is never
         // the scope's, however it was built.
-        if Self.isOverridden(key, amongst: installed) { return .buildsOwn }
+        if read.overrides(key) { return .buildsOwn }
         if state.withLock({ $0.learnedOwn.contains(key) }) { return .buildsOwn }
+        let registrations = read.registrations
         // The app container's shared instance, if the look finds it alive: let go of after
         // unlocking, as the last reference to it may be.
         var lookedAt: AnyObject?
@@ -292,7 +293,7 @@ extension DependencyContainer {
             // The record of uses is whole while the instance is kept, or when nothing was
             // dropped since the handover (a shared value type is never kept).
             if state.keepsInstance(of: key, lookedAt: &lookedAt) || appDrops == state.drops {
-                return state.built(key, fromAnyOf: installed) ? .buildsOwn : .sharesAppInstance
+                return state.built(key, fromAnyOf: registrations) ? .buildsOwn : .sharesAppInstance
             }
             return asked < Self.handoversPerResolution ? .asksAgain : .sharesAppInstance
         }
@@ -346,44 +347,72 @@ extension DependencyContainer {
         })
     }
 
-    /// Keys overridden or decorated in this scope and in the scopes between it and `app`:
-    /// for a scope of the app container, its own list, kept until its overrides change.
-    private func overridesOfScope(upTo app: DependencyContainer) -> [RegistrationKey] {
-        overridesOfScopeAndChanges(upTo: app).keys
+    /// What this scope and the scopes between it and its app container override or
+    /// decorate, as a resolution reads it: each container's list
+    /// (``ContainerState/listedOverriddenKeys()``), read under its lock and asked outside it.
+    ///
+    /// ```swift
+    /// let read = overridesOfScope(upTo: app)
+    /// if read.overrides(key) { return .buildsOwn }
+    /// app.state.withLock { $0.built(key, fromAnyOf: read.registrations) }
+    /// ```
+    struct ScopeOverrides {
+        /// What this scope overrides or decorates.
+        let own: OverriddenKeys
+        /// What the scopes between it and the app container override or decorate, those
+        /// that do: empty for a scope of the app container. Each scope's own list, not one
+        /// made of them all: a request in a session that overrides thousands of arguments
+        /// does not copy them on every resolution.
+        var enclosing: [OverriddenKeys] = []
+        /// This scope's count of changes (``ContainerState/learnedOwnForgotten``), read with
+        /// its own list.
+        let changes: Int
+
+        /// Whether nothing is overridden or decorated there.
+        var isEmpty: Bool { own.isEmpty && enclosing.isEmpty }
+
+        /// The registrations overridden or decorated there: what the app container's
+        /// record of uses, filed by registration, is asked about.
+        var registrations: [RegistrationKey] {
+            guard !enclosing.isEmpty else { return own.registrations }
+            var registrations = own.registrations
+            for outer in enclosing {
+                // One at a time: appending an array goes through unspecialized code.
+                for registration in outer.registrations { registrations.append(registration) }
+            }
+            return registrations
+        }
+
+        /// Whether `key`, or its family, is overridden or decorated there.
+        func overrides(_ key: RegistrationKey) -> Bool {
+            if own.overrides(key) { return true }
+            for outer in enclosing where outer.overrides(key) { return true }
+            return false
+        }
     }
 
-    /// ``overridesOfScope(upTo:)``, with this scope's count of changes
-    /// (``ContainerState/learnedOwnForgotten``) read under the same lock. The count is
-    /// read first: a change in an enclosing scope installs its override before it counts
-    /// the change here, so keys read without the override come with a count the change
-    /// has yet to raise.
-    private func overridesOfScopeAndChanges(upTo app: DependencyContainer) -> (keys: [RegistrationKey], changes: Int) {
-        var (keys, changes) = state.withLock { ($0.listedOverriddenKeys(), $0.learnedOwnForgotten) }
-        addOverridesOfEnclosingScopes(upTo: app, to: &keys)
-        return (keys, changes)
+    /// What this scope, and the scopes between it and `app`, override or decorate: for a
+    /// scope of the app container, its own list, kept until its overrides change. The
+    /// count of changes is read with it, under the same lock, before the enclosing
+    /// scopes' lists: a change in an enclosing scope installs its override before it
+    /// counts the change here, so what is read without the override comes with a count
+    /// the change has yet to raise.
+    private func overridesOfScope(upTo app: DependencyContainer) -> ScopeOverrides {
+        var read = state.withLock { ScopeOverrides(own: $0.listedOverriddenKeys(), changes: $0.learnedOwnForgotten) }
+        addOverridesOfEnclosingScopes(upTo: app, to: &read.enclosing)
+        return read
     }
 
-    /// Whether `installed`, what a scope overrides or decorates, holds `key`, or, for a
-    /// member of a family, the whole family.
-    static func isOverridden(_ key: RegistrationKey, amongst installed: [RegistrationKey]) -> Bool {
-        if installed.contains(key) { return true }
-        return key.argument != nil && installed.contains(key.registration)
-    }
-
-    /// Adds to `keys` what the scopes between this scope and `app` override or decorate,
-    /// each read under its own lock: nothing for a scope made directly of `app`. Inlined:
-    /// a call for the loop that ends at once cost a request's scope about 70 instructions.
+    /// Adds to `enclosing` what the scopes between this scope and `app` override or
+    /// decorate, those that do, each read under its own lock: nothing for a scope made
+    /// directly of `app`. Inlined: a call for the loop that ends at once cost a request's
+    /// scope about 70 instructions.
     @inline(__always)
-    func addOverridesOfEnclosingScopes(upTo app: DependencyContainer, to keys: inout [RegistrationKey]) {
+    func addOverridesOfEnclosingScopes(upTo app: DependencyContainer, to enclosing: inout [OverriddenKeys]) {
         var container = parent
         while let scope = container, scope !== app {
             let outer = scope.state.withLock { $0.listedOverriddenKeys() }
-            if keys.isEmpty {
-                keys = outer
-            } else {
-                // One key at a time: appending an array goes through unspecialized code.
-                for key in outer { keys.append(key) }
-            }
+            if !outer.isEmpty { enclosing.append(outer) }
             container = scope.parent
         }
     }
