@@ -601,8 +601,7 @@ struct ContainerState {
                 let users = ownOnly ? ownUsers(of: used) : dependents[used]
             else { continue }
             guard body(users) else { return }
-            // One at a time: appending an array goes through unspecialized code.
-            for registration in users.registrations where !visited.contains(registration) { pending.append(registration) }
+            users.forEachRegistration { if !visited.contains($0) { pending.append($0) } }
         }
     }
 

@@ -386,6 +386,7 @@ extension DependencyContainer {
         /// Whether `key`, or its family, is overridden or decorated there.
         func overrides(_ key: RegistrationKey) -> Bool {
             if own.overrides(key) { return true }
+            if enclosing.isEmpty { return false }
             for outer in enclosing where outer.overrides(key) { return true }
             return false
         }

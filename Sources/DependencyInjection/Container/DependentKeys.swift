@@ -17,12 +17,17 @@ struct DependentKeys: Sequence {
     private var only: RegistrationKey?
     /// Every key, once there are two or more; empty otherwise.
     private var several: Set<RegistrationKey> = []
-    /// With ``several``: how many of its keys each registration has. A walk of the record
-    /// of uses goes on from the registrations of the users it finds, and the users of one
-    /// registration are often thousands of arguments of one family (the accounts a batch
-    /// request built from the limits it overrides): the walk takes their registrations from
-    /// here, once each, rather than going through every key on every step.
+    /// Once ``several`` has more than ``fewest`` keys: how many of them each registration
+    /// has; empty otherwise. A walk of the record of uses goes on from the registrations of
+    /// the users it finds, and the users of one registration may be thousands of arguments
+    /// of one family (the accounts a batch request built from the limits it overrides):
+    /// the walk takes their registrations from here, once each, rather than going through
+    /// every key on every step. Kept only for many: a table for two users cost every
+    /// request that made one about 200 instructions.
     private var perRegistration: [RegistrationKey: Int] = [:]
+
+    /// Up to how many keys ``several`` keeps no ``perRegistration``.
+    private static let fewest = 8
 
     init() {}
 
@@ -43,14 +48,19 @@ struct DependentKeys: Sequence {
         if !several.isEmpty { released.append(several) }
     }
 
-    /// The registrations of these keys, each once.
+    /// Calls `body` with the registration of each of these keys: once each when they are
+    /// many, once per key when they are few.
     ///
     /// ```swift
-    /// users.registrations   // [account], for 3,000 accounts
+    /// users.forEachRegistration { pending.append($0) }   // account, once for 3,000 accounts
     /// ```
-    var registrations: [RegistrationKey] {
-        if let only { return [only.registration] }
-        return Array(perRegistration.keys)
+    func forEachRegistration(_ body: (RegistrationKey) -> Void) {
+        if let only { return body(only.registration) }
+        if perRegistration.isEmpty {
+            for key in several { body(key.registration) }
+        } else {
+            for registration in perRegistration.keys { body(registration) }
+        }
     }
 
     var count: Int { only == nil ? several.count : 1 }
@@ -64,13 +74,15 @@ struct DependentKeys: Sequence {
         if let only {
             guard only != key else { return }
             several = [only, key]
-            perRegistration = [only.registration: 1]
-            perRegistration[key.registration, default: 0] += 1
             self.only = nil
         } else if several.isEmpty {
             only = key
         } else if several.insert(key).inserted {
-            perRegistration[key.registration, default: 0] += 1
+            if !perRegistration.isEmpty {
+                perRegistration[key.registration, default: 0] += 1
+            } else if several.count > Self.fewest {
+                for each in several { perRegistration[each.registration, default: 0] += 1 }
+            }
         }
     }
 
@@ -81,6 +93,8 @@ struct DependentKeys: Sequence {
         } else if several.remove(key) != nil {
             if several.count == 1 {
                 (only, several, perRegistration) = (several.first, [], [:])
+            } else if several.count <= Self.fewest {
+                perRegistration = [:]
             } else {
                 let registration = key.registration
                 let left = perRegistration[registration, default: 1] - 1

@@ -17,8 +17,16 @@
 /// listed.registrations            // [userKey, account]
 /// listed.overrides(accountKey(2)) // true
 /// ```
-struct OverriddenKeys: Sendable {
-    /// The registrations of the keys, each once: what the record of uses is filed by.
+///
+/// A class, immutable: a scope's look copies it on every app-wide resolution, one
+/// reference rather than each of its collections.
+final class OverriddenKeys: @unchecked Sendable {
+    // @unchecked: immutable, and built only from a container's keys, whose arguments are
+    // `Sendable`.
+
+    /// The registrations of the keys, each once: what the record of uses is filed by. The
+    /// keys themselves, sharing their storage, when none has an argument and none repeats
+    /// (a request's user): no second list.
     let registrations: [RegistrationKey]
     /// The keys, compared one by one while they are few, as a request's are.
     private let few: [RegistrationKey]
@@ -28,13 +36,20 @@ struct OverriddenKeys: Sendable {
     /// Up to how many keys are compared one by one.
     private static let fewest = 16
 
+    /// What a container that overrides and decorates nothing lists.
     static let none = OverriddenKeys(keys: [])
 
     init(keys: [RegistrationKey]) {
         guard keys.count > Self.fewest else {
+            (few, many) = (keys, [])
+            if keys.count == 1 && keys[0].argument == nil {
+                registrations = keys
+                return
+            }
             var registrations: [RegistrationKey] = []
             for key in keys where !registrations.contains(key.registration) { registrations.append(key.registration) }
-            (self.registrations, few, many) = (registrations, keys, [])
+            let sameAsKeys = registrations.count == keys.count && !keys.contains { $0.argument != nil }
+            self.registrations = sameAsKeys ? keys : registrations
             return
         }
         var registrations: [RegistrationKey] = []
@@ -46,16 +61,14 @@ struct OverriddenKeys: Sendable {
     var isEmpty: Bool { registrations.isEmpty }
 
     /// Whether `key` is one of these, or, for a member of a family, the whole family is.
-    /// Only a key whose registration is listed is compared: the others' arguments, and the
-    /// app's `==`, are never reached.
+    /// Among many, only a key whose registration is listed is looked up.
+    @inline(__always)
     func overrides(_ key: RegistrationKey) -> Bool {
+        if many.isEmpty {
+            return few.contains(key) || key.argument != nil && few.contains(key.registration)
+        }
         let registration = key.registration
         guard registrations.contains(registration) else { return false }
-        if contains(key) { return true }
-        return key.argument != nil && contains(registration)
-    }
-
-    private func contains(_ key: RegistrationKey) -> Bool {
-        many.isEmpty ? few.contains(key) : many.contains(key)
+        return many.contains(key) || key.argument != nil && many.contains(registration)
     }
 }
