@@ -46,7 +46,7 @@ extension DependencyContainer {
     /// what that work needs first.
     ///
     /// A scope is made and dropped once per request: serving one request through a scope
-    /// (make it, install a value, resolve a handler, drop it) costs about 13,300
+    /// (make it, install a value, resolve a handler, drop it) costs about 14,000
     /// instructions, a little less than with a child made with ``init(parent:)``, which
     /// rebuilds the app's singletons (see <doc:Performance>). Like a child made with
     /// ``init(parent:)``, it reads its parent's stored values and overrides, and its
