@@ -42,14 +42,74 @@ import Testing
         #expect(users.count == count && users.contains(key(1)))
     }
 
-    @Test(arguments: [1, 2, 5])
-    func subtractingAnotherListDropsExactlyItsKeys(count: Int) {
-        let users = DependentKeys((1...count).map { key(UInt($0)) })
-        let windowOnly = DependentKeys([key(1), key(99)])
-        let own = users.subtracting(windowOnly)
-        #expect(Set(own) == Set((1...count).dropFirst().map { key(UInt($0)) }))
-        #expect(own.isEmpty == (count == 1))
-        #expect(users.subtracting(DependentKeys()).count == count)
+    private func key(_ line: UInt, argument: Int?) -> RegistrationKey {
+        RegistrationKey(
+            file: #fileID, line: line, column: 1, type: Int.self, argument: argument.map { RegistrationKey.Argument($0) })
+    }
+
+    /// A walk of the record of uses goes on from the registrations of the users it finds,
+    /// once each when they are many: whatever order the keys of several registrations came
+    /// and went in, the registrations listed are exactly those of the keys held. One
+    /// missing is a transitive user that an override never reaches.
+    @Test(arguments: [1, 2, 3] as [UInt64])
+    func theRegistrationsListedAreExactlyThoseOfTheKeysHeld(seed: UInt64) {
+        var random = SeededGenerator(seed: seed)
+        var users = DependentKeys()
+        var model = Set<RegistrationKey>()
+        for step in 0..<3_000 {
+            let key = key(UInt(1 + random.below(4)), argument: random.chance(20) ? nil : random.below(8))
+            // Phases that fill the list and phases that empty it, across one key, a few
+            // and many.
+            let inserting = step / 300 % 2 == 0 ? 6 : 3
+            switch random.below(10) {
+            case 0..<inserting:
+                users.insert(key)
+                model.insert(key)
+            case inserting..<9:
+                users.remove(key)
+                model.remove(key)
+            default:
+                let dropped: Set = [self.key(UInt(1 + random.below(4)), argument: random.below(8)), key]
+                users = users.subtracting(dropped)
+                model.subtract(dropped)
+            }
+            var listed: [RegistrationKey] = []
+            users.forEachRegistration { listed.append($0) }
+            let expected = Set(model.map(\.registration))
+            let right = Set(users) == model && Set(listed) == expected
+                && (model.count <= 8 || listed.count == expected.count)
+                && expected.allSatisfy { registration in
+                    users.count(of: registration) == model.filter { $0.registration == registration }.count
+                }
+            #expect(right, "seed \(seed) step \(step): listed \(listed.count) registrations of \(model.count) keys")
+            if !right { return }
+        }
+    }
+
+    /// The users a question about what a construction resolved itself reaches: all but
+    /// those set aside (recorded by time window only), whether there are few or many of
+    /// either. A registration is listed while one of its users is not set aside.
+    @Test(arguments: [(1, 0), (3, 1), (3, 3), (40, 1), (40, 39), (40, 40), (40, 12)])
+    func theUsersReachedAreAllButThoseSetAside(count: Int, setAside: Int) {
+        var all = DependentKeys()
+        var windowOnly = DependentKeys()
+        for id in 0..<count {
+            all.insert(key(1, argument: id))
+            if id < setAside { windowOnly.insert(key(1, argument: id)) }
+        }
+        // A second registration, used by one construction that only its time window saw.
+        all.insert(key(2, argument: nil))
+        windowOnly.insert(key(2, argument: nil))
+        let reached = ReachedUsers(all: all, windowOnly: windowOnly)
+        #expect(!reached.contains(key(2, argument: nil)))
+        #expect((0..<count).allSatisfy { reached.contains(key(1, argument: $0)) == ($0 >= setAside) })
+        #expect(!reached.contains(key(1, argument: count)))
+        var listed = Set<RegistrationKey>()
+        reached.forEachRegistration { listed.insert($0) }
+        #expect(listed == (setAside < count ? [key(1, argument: nil)] : []))
+        var everyListed = Set<RegistrationKey>()
+        ReachedUsers(all: all, windowOnly: nil).forEachRegistration { everyListed.insert($0) }
+        #expect(everyListed == [key(1, argument: nil), key(2, argument: nil)])
     }
 
     @Test(arguments: [1, 2, 5])

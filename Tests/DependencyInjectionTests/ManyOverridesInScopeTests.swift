@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import DependencyInjection
 
@@ -21,6 +22,14 @@ extension DependencyContainer {
     }
     /// An app-wide registration that uses nothing a scope overrides.
     subscript(mosRate id: Int) -> Provider<MOSAccount> { singleton(id) { MOSAccount(id: id, limit: 0) } }
+    /// An app singleton whose construction waits at the gate the container stores.
+    var mosGated: Provider<MOSAccount> {
+        singleton {
+            let gate: ConstructionGate? = self.getValue(forKey: "mos.gate")
+            gate?.enterAndWait()
+            return MOSAccount(id: -1, limit: 0)
+        }
+    }
 }
 
 @Suite struct ManyOverridesInScopeTests {
@@ -124,6 +133,45 @@ extension DependencyContainer {
             results.append(right)
         }
         #expect(finished)
+        #expect(results.values == [true])
+    }
+
+    /// The batch request again, once the app container has recorded a use of a limit by
+    /// time window only: a limit built on one thread while another thread's construction
+    /// was in flight, as first builds overlap on a server. Each app-wide resolution in the
+    /// request asks whether the app built it from a limit, setting aside that use; setting
+    /// it aside made a new list of the limits' 12,000 users on every question, and the
+    /// request's resolutions grew as the square again.
+    @Test func aBatchRequestFinishesWhenTheAppSawAUseOfWhatItOverridesByTimeWindow() async {
+        let count = 12_000
+        let results = Collected<Bool>()
+        let finished = await finishesWithoutHangingOffThePool {
+            let app = DependencyContainer()
+            for id in 0..<count { _ = app[mosAccount: id]() }
+            let gate = ConstructionGate()
+            app.setValue(gate, forKey: "mos.gate")
+            let gatedBuilt = DispatchSemaphore(value: 0)
+            Thread {
+                _ = app.mosGated()
+                gatedBuilt.signal()
+            }.start()
+            gate.entered.wait()
+            // Built while the gated construction is in flight on the other thread.
+            _ = app[mosLimit: count]()
+            gate.open()
+            gatedBuilt.wait()
+            let batch = DependencyContainer(scopeOf: app)
+            for id in 0..<count { batch.override(\.[mosLimit: id]) { -id } }
+            var right = true
+            for id in 0..<count {
+                right = right && batch[mosRate: id]() === app[mosRate: id]()
+                right = right && batch[mosAccount: id]().limit == -id
+            }
+            // The gated singleton was not built from a limit: the request shares it.
+            right = right && batch.mosGated() === app.mosGated()
+            results.append(right)
+        }
+        #expect(finished, "12,000 app-wide resolutions in a request overriding 12,000 limits did not finish")
         #expect(results.values == [true])
     }
 }

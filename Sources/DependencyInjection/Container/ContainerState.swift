@@ -419,11 +419,11 @@ struct ContainerState {
         }
     }
 
-    /// The users of `used` that resolved it themselves, or through tasks they started.
-    private func ownUsers(of used: RegistrationKey) -> DependentKeys? {
+    /// The users of `used`; with `ownOnly`, those that resolved it themselves, or through
+    /// tasks they started.
+    private func users(of used: RegistrationKey, ownOnly: Bool) -> ReachedUsers? {
         guard let users = dependents[used] else { return nil }
-        guard hasWindowOnlyUses, let windowOnly = windowOnlyUses[used] else { return users }
-        return users.subtracting(windowOnly)
+        return ReachedUsers(all: users, windowOnly: ownOnly && hasWindowOnlyUses ? windowOnlyUses[used] : nil)
     }
 
     /// Whether this scope builds its own instance of the app-wide `key`, by what it learned
@@ -444,7 +444,7 @@ struct ContainerState {
         var pending = [key.registration]
         var visited = Set<RegistrationKey>()
         while let used = pending.popLast() {
-            guard visited.insert(used).inserted, let users = ownUsers(of: used) else { continue }
+            guard visited.insert(used).inserted, let users = users(of: used, ownOnly: true) else { continue }
             for running in building where !running.isDropped && users.contains(running.key) {
                 running.isDropped = true
                 pending.append(running.key.registration)
@@ -521,7 +521,7 @@ struct ContainerState {
     func keysBuilt(fromAnyOf keys: [RegistrationKey]) -> [RegistrationKey] {
         var found: [RegistrationKey] = []
         forEachUse(ofAnyOf: keys) { users in
-            found.append(contentsOf: users)
+            found.append(contentsOf: users.all)
             return true
         }
         // A key used two ways appears once: every scope looks at each under its lock.
@@ -591,14 +591,14 @@ struct ContainerState {
     /// anything from anything.
     @inline(__always)
     private func forEachUse(
-        ofAnyOf keys: [RegistrationKey], ownOnly: Bool = false, _ body: (DependentKeys) -> Bool
+        ofAnyOf keys: [RegistrationKey], ownOnly: Bool = false, _ body: (ReachedUsers) -> Bool
     ) {
         guard !dependents.isEmpty, wasUsed(anyOf: keys) else { return }
         var pending = keys.map(\.registration)
         var visited = Set<RegistrationKey>()
         while let used = pending.popLast() {
             guard visited.insert(used).inserted,
-                let users = ownOnly ? ownUsers(of: used) : dependents[used]
+                let users = users(of: used, ownOnly: ownOnly)
             else { continue }
             guard body(users) else { return }
             users.forEachRegistration { if !visited.contains($0) { pending.append($0) } }

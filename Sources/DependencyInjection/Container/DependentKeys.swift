@@ -65,6 +65,16 @@ struct DependentKeys: Sequence {
 
     var count: Int { only == nil ? several.count : 1 }
 
+    /// How many of these keys are of `registration`: looked up when they are many, counted
+    /// when they are few.
+    func count(of registration: RegistrationKey) -> Int {
+        if let only { return only.registration == registration ? 1 : 0 }
+        if !perRegistration.isEmpty { return perRegistration[registration] ?? 0 }
+        var count = 0
+        for key in several where key.registration == registration { count += 1 }
+        return count
+    }
+
     func contains(_ key: RegistrationKey) -> Bool {
         if let only { return only == key }
         return several.contains(key)
@@ -101,11 +111,6 @@ struct DependentKeys: Sequence {
                 perRegistration[registration] = left == 0 ? nil : left
             }
         }
-    }
-
-    /// These keys without those of `other`.
-    func subtracting(_ other: DependentKeys) -> DependentKeys {
-        DependentKeys(filter { !other.contains($0) })
     }
 
     /// Whether none of these keys is in `keys`.
