@@ -130,6 +130,20 @@ struct RegistrationKey: Hashable, @unchecked Sendable {
         return sameRegistration(lhs.argument, lhs.fileName, rhs.argument, rhs.fileName)
     }
 
+    /// Whether this key is a copy of `other`: the same words, the same file name's word and
+    /// the very same argument object. Unlike ``==(_:_:)``, it never compares arguments by
+    /// value, which runs their `==`, user code.
+    ///
+    /// ```swift
+    /// let copy = key
+    /// copy.isCopy(of: key)                                   // true
+    /// key.with(Argument(7)).isCopy(of: key.with(Argument(7)))   // false: two arguments
+    /// ```
+    func isCopy(of other: RegistrationKey) -> Bool {
+        position == other.position && type == other.type && argument === other.argument
+            && fileName.word == other.fileName.word
+    }
+
     /// The rest of ``==(_:_:)``, for keys whose positions and types match: equal arguments,
     /// and the same file name (a literal is usually emitted once, but inlined code may
     /// carry a copy). It takes the two parts it compares, not the keys: a key is too large

@@ -571,6 +571,17 @@ class Frame: @unchecked Sendable {
 
     /// Whether the frame is still bound. A compare-and-exchange that never changes the
     /// word serves as the atomic load.
+    /// Whether this is an active frame of the task that runs `construction`, an
+    /// asynchronous one: such a frame is made from the construction
+    /// (``Resolution/frame(_:owner:waitedIn:)``), in its container, with a copy of its key.
+    ///
+    /// The key's argument is compared by identity, a copy's being the same object: compared
+    /// by value, it ran the argument's `==`, user code, under the container's lock where
+    /// ``ResolvingCode`` asks, and took most of the walk of a deep chain.
+    final func runsTask(of construction: Resolution) -> Bool {
+        buildingID == construction.buildingID && key.isCopy(of: construction.key) && isActive
+    }
+
     var isActive: Bool {
         var seen: UnsafeRawPointer? = nil
         return !_stdlib_atomicCompareExchangeStrongPtr(object: activeWordAddress, expected: &seen, desired: nil)
