@@ -569,8 +569,6 @@ class Frame: @unchecked Sendable {
         _getUnsafePointerToStoredProperties(self).assumingMemoryBound(to: UnsafeRawPointer?.self)
     }
 
-    /// Whether the frame is still bound. A compare-and-exchange that never changes the
-    /// word serves as the atomic load.
     /// Whether this is an active frame of the task that runs `construction`, an
     /// asynchronous one: such a frame is made from the construction
     /// (``Resolution/frame(_:owner:waitedIn:)``), in its container, with a copy of its key.
@@ -582,6 +580,8 @@ class Frame: @unchecked Sendable {
         buildingID == construction.buildingID && key.isCopy(of: construction.key) && isActive
     }
 
+    /// Whether the frame is still bound. A compare-and-exchange that never changes the
+    /// word serves as the atomic load.
     var isActive: Bool {
         var seen: UnsafeRawPointer? = nil
         return !_stdlib_atomicCompareExchangeStrongPtr(object: activeWordAddress, expected: &seen, desired: nil)
