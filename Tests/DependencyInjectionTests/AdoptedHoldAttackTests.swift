@@ -1,6 +1,6 @@
-import DependencyInjection
 import Foundation
 import Testing
+@testable import DependencyInjection
 
 // Attacks on the switch of a graph or shared instance's `@Dependency` holds to weak when a
 // construction the container keeps takes the instance (StrongHolders).
@@ -42,10 +42,7 @@ extension DependencyContainer {
         }
     }
     var ahaKeeperOfGatedPart: Provider<AdoptedPartKeeper> {
-        singleton {
-            (self.getValue(forKey: "aha.arrivals") as Arrivals?)?.arrive()
-            return AdoptedPartKeeper(self.ahaGatedSharedPart())
-        }
+        singleton { AdoptedPartKeeper(self.ahaGatedSharedPart()) }
     }
     /// A singleton that takes the live shared part through `instanceIfBuilt`.
     var ahaKeeperOfBuiltPart: Provider<AdoptedPartKeeper> {
@@ -86,7 +83,10 @@ extension DependencyContainer {
     }
 
     /// A singleton's construction waits for the shared part another thread is building,
-    /// outside any construction the container keeps, and keeps it.
+    /// outside any construction the container keeps, and keeps it. The gate opens only once
+    /// the keeper's construction waits in the part's room (read under the container's
+    /// lock): a keeper that merely was about to ask could come after the part's end, on a
+    /// slow machine in every round, and find it live instead.
     @Test func aSharedInstanceASingletonAwaitedDoesNotKeepItsContainer() async {
         var awaitedRounds = 0
         for _ in 0..<20 {
@@ -96,9 +96,7 @@ extension DependencyContainer {
                 let container = DependencyContainer()
                 released.watch(container)
                 let once = OnceGate()
-                let arrivals = Arrivals()
                 container.setValue(once, forKey: "aha.gate")
-                container.setValue(arrivals, forKey: "aha.arrivals")
                 container.tracer = ResolutionTracer { batch in for event in batch { events.append(event) } }
                 joiningThreadsThatRun(3) { index in
                     switch index {
@@ -108,8 +106,8 @@ extension DependencyContainer {
                         once.gate.entered.wait()
                         _ = container.ahaKeeperOfGatedPart()
                     default:
-                        // The keeper's construction is about to ask for the part in flight.
-                        arrivals.wait(for: 1)
+                        // The keeper's construction waits for the part in flight.
+                        container.wraUntilWaitRoom(container.ahaGatedSharedPart.key)
                         once.gate.open()
                     }
                 }
@@ -123,7 +121,7 @@ extension DependencyContainer {
                 #expect(!released.isAlive, "the container was kept alive by the shared part its singleton awaited (awaited: \(awaited))")
             }
         }
-        #expect(awaitedRounds > 0)
+        #expect(awaitedRounds == 20, "the keeper waited in \(awaitedRounds) of 20 rounds")
     }
 
     /// A singleton takes the live shared part through `instanceIfBuilt`.
