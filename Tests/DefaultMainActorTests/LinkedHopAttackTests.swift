@@ -46,15 +46,21 @@ nonisolated final class HopSignal: @unchecked Sendable {
 }
 
 /// Hang guard: runs `work` in a task on the main actor, and says whether it ended before
-/// the limit, waited for on a thread of its own.
+/// the limit, waited for on a thread of its own. The limit counts from when the task
+/// starts: a loaded suite keeps the main actor busy with other tests for a while.
 nonisolated func hopEndsWithoutHanging(_ work: @escaping @MainActor @Sendable () async -> Void) async -> Bool {
+    let started = HopSignal()
     let ended = HopSignal()
     Task { @MainActor in
+        started.semaphore.signal()
         await work()
         ended.semaphore.signal()
     }
     return await withCheckedContinuation { (done: CheckedContinuation<Bool, Never>) in
-        Thread { done.resume(returning: ended.semaphore.wait(timeout: .now() + hopHangLimit) == .success) }.start()
+        Thread {
+            let began = started.semaphore.wait(timeout: .now() + hopHangLimit) == .success
+            done.resume(returning: began && ended.semaphore.wait(timeout: .now() + hopHangLimit) == .success)
+        }.start()
     }
 }
 

@@ -79,15 +79,23 @@ func endProcessIfHung(_ what: String) {
 /// whether it finished. The limit is waited for on a thread of its own, never on a thread
 /// of the cooperative pool, which the work may need. A hung task stays suspended, but the
 /// test fails instead of hanging.
+///
+/// The limit counts from when the task starts: under a loaded suite, a new task can wait
+/// in the pool's queue for minutes before it runs, which says nothing about the package.
+/// Waiting that long to start counts as hung too.
 func endsWithoutHanging(_ work: @escaping @Sendable () async -> Void) async -> Bool {
+    let started = DispatchSemaphore(value: 0)
     let finished = DispatchSemaphore(value: 0)
     let toRun = WorkToRun(async: work)
     Task {
+        started.signal()
         await toRun.run()
         finished.signal()
     }
     let verdict = Handoff<Bool>()
-    Thread { verdict.put(isSignalledBeforeTheHangLimit(finished)) }.start()
+    Thread {
+        verdict.put(isSignalledBeforeTheHangLimit(started) && isSignalledBeforeTheHangLimit(finished))
+    }.start()
     return await verdict.value()
 }
 
