@@ -101,6 +101,29 @@ extension DependencyContainer {
     }
 }
 
+/// An argument type that breaks `Hashable`'s rule: `==` compares `id` alone, the hash
+/// takes `salt` too, so equal values may hash apart (as an `NSObject` subclass that
+/// overrides `isEqual` but not `hash`).
+struct HFSaltedID: Hashable, Sendable {
+    let id: Int
+    let salt: Int
+    static func == (lhs: Self, rhs: Self) -> Bool { lhs.id == rhs.id }
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(id)
+        hasher.combine(salt)
+    }
+}
+
+extension DependencyContainer {
+    /// Salt 0 resolves the equal value with salt 1 inside its construction.
+    subscript(hfSalted id: HFSaltedID) -> Provider<HFPart> {
+        singleton(id) {
+            self.count("hfSalted")
+            return HFPart("salted \(id.salt)", inner: id.salt == 0 ? self[hfSalted: HFSaltedID(id: id.id, salt: 1)]() : nil)
+        }
+    }
+}
+
 /// Checks run on two equal arguments, distinct as objects or as representations.
 protocol HFEqualArgumentsCheck {
     func check<A: Hashable & Sendable>(_ first: A, _ second: A) async throws
@@ -282,6 +305,24 @@ enum HFEqualPair: String, CaseIterable, Sendable, CustomTestStringConvertible {
         }
         let output = standardError(of: asyncResult)
         #expect(output.contains("Circular dependency"), "\(output)")
+    }
+
+    /// The CHANGELOG's promise for a type that breaks `Hashable`'s rule: equal values
+    /// whose hashes differ are two arguments everywhere. A construction of one that
+    /// resolves the other builds it; before, the look for a construction in flight found
+    /// the first as equal, and the resolution stopped as a cycle. In a process of its own,
+    /// since that stop ends the process.
+    @Test func equalArgumentsWhoseHashesDifferAreTwoArguments() async {
+        await #expect(processExitsWith: .success) {
+            endProcessIfHung("equal arguments whose hashes differ")
+            let container = DependencyContainer()
+            let counter = container.counter("hfSalted")
+            let outer = container[hfSalted: HFSaltedID(id: 7, salt: 0)]()
+            let inner = container[hfSalted: HFSaltedID(id: 7, salt: 1)]()
+            precondition(outer.inner === inner, "the construction's inner value is the other argument's instance")
+            precondition(outer !== inner && counter.count == 2, "two arguments, two builds: \(counter.count)")
+            precondition(container[hfSalted: HFSaltedID(id: 7, salt: 0)]() === outer, "the first is kept")
+        }
     }
 
     @Test func aCycleThroughTwoNormalizationsOfOneStringIsDetected() async {
