@@ -24,7 +24,7 @@ struct DependentKeys: Sequence {
     /// the walk takes their registrations from here, once each, rather than going through
     /// every key on every step. Kept only for many: a table for two users cost every
     /// request that made one about 200 instructions.
-    private var perRegistration: [RegistrationKey: Int] = [:]
+    private var perRegistration: [RegistrationKey: Int] = .init()
 
     /// Up to how many keys ``several`` keeps no ``perRegistration``.
     private static let fewest = 8
