@@ -60,7 +60,7 @@ struct ChildList {
             child = slots[slot].take()
             free.append(slot)
         }
-        if slots.count == free.count && !slots.isEmpty {
+        if count == 0 && !slots.isEmpty {
             // The last child of a burst left: later changes need not scan its empty slots.
             slots.removeAll(keepingCapacity: true)
             free.removeAll(keepingCapacity: true)

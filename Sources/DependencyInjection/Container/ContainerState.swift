@@ -15,11 +15,6 @@ struct ContainerState {
     /// ``DependencyContainer/reset()``, which drop what they decided
     /// (``forgetWhatOverridesDecided(released:)``).
     var overrides = OverrideTable()
-
-    /// An empty state. Always inlined, so that a new container's lock object is filled in
-    /// place: built out of line, the state was written to the stack and then copied into
-    /// the object, about 95 instructions per container.
-    @inline(__always) init() {}
     /// The keys of ``overrides`` and ``decorations``, listed when a scope first needs them
     /// (``listedOverriddenKeys()``) and kept until they change
     /// (``forgetWhatOverridesDecided(released:)``): a scope looks at them on
@@ -120,6 +115,11 @@ struct ContainerState {
         /// running here (``startBuilding(_:)``) until it ends.
         case build
     }
+
+    /// An empty state. Always inlined, so that a new container's lock object is filled in
+    /// place: built out of line, the state was written to the stack and then copied into
+    /// the object, about 95 instructions per container.
+    @inline(__always) init() {}
 
     /// The cached singleton for `key`, when nothing needs the slow path: no construction
     /// running here (whose uses must be recorded) and no tracer.
