@@ -14,7 +14,7 @@ let package = Package(
         // The few machine-level reads the engine makes on every construction (a thread-local
         // variable, an atomic load, the running task's identity), in C because Swift has no
         // cheap form of them on this package's oldest systems. Not a product: only
-        // DependencyInjection imports it, internally.
+        // DependencyInjection imports it, internally (and its tests, to watch the runtime).
         .target(name: "_DependencyInjectionShims"),
         .target(name: "DependencyInjection", dependencies: ["_DependencyInjectionShims"]),
         .target(name: "DependencyInjectionTesting", dependencies: ["DependencyInjection"]),

@@ -363,10 +363,11 @@ func csaVersionsSeen(in container: DependencyContainer) -> [Int] {
         }
         #expect(droppedChildren.allSatisfy { $0.object == nil }, "a dropped child is alive")
         #expect(droppedServices.allSatisfy { $0.object == nil }, "a dropped world's singleton is alive")
-        // Every child state the parent keeps is a live child's.
-        let kept = Set(parent.state.withLock { $0.liveChildren.map { ObjectIdentifier($0.state) } })
-        let listedExactly = kept == Set(alive.map { ObjectIdentifier($0.state) })
-        #expect(listedExactly, "the parent keeps \(kept.count) states for \(alive.count) live children")
+        // Every child the parent lists is a live child, and every live child is listed.
+        // The list taken holds the children until it goes, at the end of the expression.
+        let kept = Set(parent.state.withLock { $0.liveChildren }.map { ObjectIdentifier($0.container) })
+        let listedExactly = kept == Set(alive.map { ObjectIdentifier($0) })
+        #expect(listedExactly, "the parent lists \(kept.count) children for \(alive.count) live children")
         alive.shuffle(using: &random)
         alive.removeAll()
         #expect(csaChildCounts(of: parent).alive == 0)

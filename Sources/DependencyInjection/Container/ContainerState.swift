@@ -67,10 +67,11 @@ struct ContainerState {
     var learnedOwnForgotten = 0
     /// Receives resolutions while tracing; checked on every cached resolution.
     @usableFromInline var tracer: ResolutionTracer?
-    /// The state of each child, so that a change here reaches what the children built;
-    /// each child removes itself in its `deinit`. The states are held, not the children:
-    /// a weak reference would give every child a side table, and every retain and release
-    /// of the child would take the runtime's slow path.
+    /// Each child, so that a change here reaches what the children built; each child
+    /// removes itself in its `deinit`. The children are not held (a child holds its
+    /// parent), and not referred to weakly either: a weak reference would give every child
+    /// a side table, and every retain and release of the child would take the runtime's
+    /// slow path.
     var children = ChildList()
     /// How many shared instances there may be before dead ones are swept out.
     var sweepThreshold = 16
@@ -98,12 +99,15 @@ struct ContainerState {
         let keys: [RegistrationKey]
     }
 
-    /// What a container keeps of a child.
+    /// A child, held while a change reaches it (``liveChildren``).
     struct Child {
-        /// The child's state.
-        let state: _Locked<ContainerState>
+        /// The child, held: its state lives in its object.
+        let container: DependencyContainer
         /// Whether the child is a scope, which shares this container's instances.
         let isScope: Bool
+
+        /// The child's state.
+        var state: ContainerLock { container.state }
     }
 
     /// What a resolution does next.
@@ -702,9 +706,11 @@ struct ContainerState {
         return taken
     }
 
-    /// The children now, for the caller to reach after unlocking. A child that is going
-    /// away may still be among them; its state outlives it, so a change reaching it is
-    /// harmless.
+    /// The children now, each held, for the caller to reach after unlocking. A child whose
+    /// `deinit` has begun is left out: what it built goes with it.
+    ///
+    /// The caller releases them after unlocking, as anything taken from a state: the last
+    /// reference to a child runs its `deinit`, which takes this lock.
     var liveChildren: [Child] {
         children.live
     }

@@ -22,6 +22,13 @@ public final class DependencyContainer: @unchecked Sendable {
     // @unchecked: all mutable state lives in `state` behind its lock; `isMocked`,
     // `parent` and `appContainerOfScope` are immutable.
 
+    // The lock and the state it guards: the first two stored properties, in this order
+    // (``_LockedMemory``). Neither is touched as a property after `init`, only through
+    // ``state``. Kept in the container's own object, where a lock object of their own was
+    // a second allocation for every test's world and every request's scope.
+    private var storedLock: _LockPrimitive
+    private var storedState: ContainerState
+
     /// Whether this container serves test doubles.
     ///
     /// Registrations branch on it to pick mocks, as in
@@ -48,11 +55,13 @@ public final class DependencyContainer: @unchecked Sendable {
     @usableFromInline let appContainerOfScope: DependencyContainer?
 
     /// Everything mutable, behind one lock.
-    @usableFromInline let state: _Locked<ContainerState>
+    @inlinable
+    var state: ContainerLock { ContainerLock(container: self) }
 
     /// This child's slot among its parent's children (``ContainerState/children``);
-    /// unused in a container without a parent.
-    private let slotInParent: Int
+    /// unused in a container without a parent. Set once, in `init`, after the container
+    /// is whole (the parent's list refers to it); read only in `deinit`.
+    @exclusivity(unchecked) private var slotInParent = 0
 
     /// Creates an empty container.
     ///
@@ -67,12 +76,13 @@ public final class DependencyContainer: @unchecked Sendable {
     ///
     /// - Parameter isMocked: Whether registrations should serve their test doubles.
     public init(isMocked: Bool = false) {
+        self.storedLock = _LockPrimitive()
+        self.storedState = ContainerState()
         self.isMocked = isMocked
         self.isLinkHost = false
         self.parent = nil
         self.appContainerOfScope = nil
-        self.state = .init(ContainerState())
-        self.slotInParent = 0
+        state.prepareLock()
     }
 
     /// The private container of a provider linked to `target`'s registration
@@ -83,14 +93,14 @@ public final class DependencyContainer: @unchecked Sendable {
     /// let host = DependencyContainer(linkingTo: container)
     /// ```
     init(linkingTo target: DependencyContainer) {
+        self.storedLock = _LockPrimitive()
+        self.storedState = ContainerState()
         self.isMocked = target.isMocked
         self.isLinkHost = true
         self.parent = nil
         self.appContainerOfScope = nil
-        var state = ContainerState()
-        state.linkTarget = UnkeptContainer(target)
-        self.state = .init(state)
-        self.slotInParent = 0
+        state.prepareLock()
+        state.state.pointee.linkTarget = UnkeptContainer(target)
     }
 
     /// Creates a child container: an isolated world layered over `parent`.
@@ -118,23 +128,29 @@ public final class DependencyContainer: @unchecked Sendable {
     /// Creates a child of `parent`: an isolated world when `appContainer` is `nil`, else a
     /// scope whose app-wide instances live in `appContainer`.
     init(parent: DependencyContainer, appContainer: DependencyContainer?) {
+        self.storedLock = _LockPrimitive()
+        self.storedState = ContainerState()
         self.isMocked = parent.isMocked
         self.isLinkHost = false
         self.parent = parent
         self.appContainerOfScope = appContainer
-        let state = _Locked(ContainerState())
-        self.state = state
+        let own = state
+        own.prepareLock()
         // Registered and given the parent's tracer in one step under the parent's lock,
         // so that a tracer set meanwhile reaches this child too. Until it is registered,
         // no other thread can reach the new state: it is given the tracer without its lock.
-        self.slotInParent = parent.state.withLock { parentState in
-            if let tracer = parentState.tracer { state.state.pointee.tracer = tracer }
-            return parentState.children.add(ContainerState.Child(state: state, isScope: appContainer != nil))
+        let entry = ChildList.Entry(self, isScope: appContainer != nil)
+        slotInParent = parent.state.withLock { parentState in
+            if let tracer = parentState.tracer { own.state.pointee.tracer = tracer }
+            return parentState.children.add(entry)
         }
     }
 
     deinit {
         parent?.removeChild(inSlot: slotInParent)
+        #if !canImport(Darwin) && !canImport(Glibc)
+        state.endLock()
+        #endif
     }
 
     /// Takes a child's slot back, under this container's lock, and releases what it kept
@@ -149,5 +165,31 @@ public final class DependencyContainer: @unchecked Sendable {
     private func removeChild(inSlot slot: Int) {
         let removed = state.withLock { $0.children.remove(at: slot) }
         withExtendedLifetime(removed) {}
+    }
+}
+
+/// A container's lock and the state it guards, both in the container's own object: what
+/// ``DependencyContainer/state`` gives, used as a ``_Locked`` value is.
+///
+/// It holds the container, so that the object stays while the lock or the state is used.
+///
+/// ```swift
+/// let count = container.state.withLock { $0.children.count }
+/// ```
+@usableFromInline
+struct ContainerLock: _LockedMemory {
+    @usableFromInline typealias State = ContainerState
+
+    /// The container whose object holds the lock and the state.
+    @usableFromInline let container: DependencyContainer
+
+    @inlinable
+    init(container: DependencyContainer) {
+        self.container = container
+    }
+
+    @inlinable
+    var lockedMemory: UnsafeMutableRawPointer {
+        _getUnsafePointerToStoredProperties(container)
     }
 }

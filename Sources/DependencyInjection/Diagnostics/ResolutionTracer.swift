@@ -193,6 +193,8 @@ extension DependencyContainer {
                     next.withLock { state in
                         released.keep(state.tracer)
                         state.tracer = newValue
+                        // Each child is held by its entry in `pending` before the list that
+                        // held it first goes, so that going releases none of them here.
                         pending += state.liveChildren.map(\.state)
                     }
                     released.append(next)

@@ -268,13 +268,13 @@ extension DependencyContainer {
     /// app-wide registrations they learned to build themselves, which may have been learned
     /// from the changed overrides.
     static func invalidate(
-        _ keys: [RegistrationKey], stale: StaleAppInstances = .none, in state: _Locked<ContainerState>, isScope: Bool,
+        _ keys: [RegistrationKey], stale: StaleAppInstances = .none, in state: ContainerLock, isScope: Bool,
         forgettingLearned: Bool = false
     ) {
         var pending = [(keys: keys, stale: stale, state: state, isScope: isScope)]
         // The containers that are not scopes, with the keys they hand their scopes until
         // the end (``ContainerState/noteStaleUnderWay(_:)``).
-        var handing: [(state: _Locked<ContainerState>, handing: Int)] = []
+        var handing: [(state: ContainerLock, handing: Int)] = []
         while let next = pending.popLast() {
             let (reaching, stale, shared, children) = next.state.withLock(releasingAfter: { state, released in
                 if forgettingLearned { state.forgetLearnedOwn(released: &released) }

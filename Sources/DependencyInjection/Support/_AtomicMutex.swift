@@ -51,7 +51,7 @@ struct _AtomicMutex {
     // is how `init` leaves them, and glibc's `pthread_mutex_destroy` and
     // `pthread_cond_destroy` free nothing (they mark the objects unusable, and the
     // condition's waits for waiters still inside `pthread_cond_wait`). A lock goes with the
-    // `_Locked` object that holds it, after the last thread that slept here let go of that
+    // object that holds it (a `_Locked`, a container), after the last thread that slept here let go of that
     // object, so no waiter is left. Ending them cost every container, and every
     // construction another thread waited for, about 45 instructions.
 

@@ -76,6 +76,17 @@ static inline __attribute__((always_inline)) void _di_set_thread_frames(void *_N
 /// side table it gives its object (see `UnkeptContainer`).
 extern void *_Nullable swift_tryRetain(void *_Nonnull object);
 
+/// Whether a native Swift object's deinitialization has begun, read without taking a
+/// reference: the runtime's own check (`swift/Runtime/HeapObject.h`, the C calling
+/// convention). The package's tests use it to find an object whose `deinit` waits for a
+/// lock the test holds, where taking a reference could make the test's release the last.
+extern bool swift_isDeallocating(void *_Nonnull object);
+
+/// Whether `object`'s deinitialization has begun.
+static inline __attribute__((always_inline)) bool _di_is_deallocating(void *_Nonnull object) {
+    return swift_isDeallocating(object);
+}
+
 /// `object`, retained, unless its deinitialization has begun (then NULL).
 static inline __attribute__((always_inline)) void *_Nullable _di_try_retain(void *_Nonnull object) {
     return swift_tryRetain(object);
