@@ -226,18 +226,20 @@ struct _SingletonTable {
         } else if (storage!.count + 1) * 4 > (storage!.mask + 1) * 3 {
             outgrown = grow()
         }
-        let storage = self.storage!
-        var index = key.slot(mask: storage.mask)
-        while let existing = storage.boxes[index] {
-            if storage.keys[index] == key {
-                storage.boxes[index] = .passRetained(box)
+        // Through the copies of the storage's buffers, as a lookup: a reference to the
+        // storage, taken from the table, was a retain and a release per insertion.
+        let (keys, boxes, mask) = (self.keys.unsafelyUnwrapped, self.boxes.unsafelyUnwrapped, self.mask)
+        var index = key.slot(mask: mask)
+        while let existing = boxes[index] {
+            if keys[index] == key {
+                boxes[index] = .passRetained(box)
                 return existing.takeRetainedValue()
             }
-            index = (index &+ 1) & storage.mask
+            index = (index &+ 1) & mask
         }
-        (storage.keys + index).initialize(to: key)
-        storage.boxes[index] = .passRetained(box)
-        storage.count += 1
+        (keys + index).initialize(to: key)
+        boxes[index] = .passRetained(box)
+        storage.unsafelyUnwrapped.count += 1
         return outgrown
     }
 
