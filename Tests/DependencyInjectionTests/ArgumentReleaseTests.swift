@@ -5,7 +5,7 @@ import Testing
 /// Whether `container`'s lock is held right now, read without synchronization: only for a
 /// `deinit` on the thread that may hold it, in a test with no other thread.
 func isLockedHere(_ container: DependencyContainer) -> Bool {
-    UnsafeRawPointer(container.state.primitive).load(as: UInt32.self) != 0
+    UnsafeRawPointer(ContainerLock(container).primitive).load(as: UInt32.self) != 0
 }
 
 /// An argument that notes, when it goes, whether its container's lock was held then.

@@ -47,7 +47,7 @@ extension DependencyContainer {
     var a20UsesUsesClock2: Provider<IFBPart> { singleton { IFBPart("uses", inner: self.a20UsesClock2()) } }
 
     /// What this scope learned it builds itself.
-    var a20LearnedOwn: Set<RegistrationKey> { state.withLock { $0.learnedOwn } }
+    var a20LearnedOwn: Set<RegistrationKey> { withStateLock { $0.learnedOwn } }
 }
 
 /// How the construction a cancelled waiter handed over ends.

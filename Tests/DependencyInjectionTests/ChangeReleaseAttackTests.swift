@@ -403,7 +403,7 @@ final class CRAChildHolder: @unchecked Sendable {
                     got.append(container.craGated())
                     waiter.leave()
                 }.start()
-                while !(container.state.withLock { $0.building.construction(of: container.craGated.key)?.waitRoom().waitedSoFar ?? 0 } > 0) {
+                while !(container.withStateLock { $0.building.construction(of: container.craGated.key)?.waitRoom().waitedSoFar ?? 0 } > 0) {
                     sched_yield()
                 }
                 container.override(\.craGated) { CRAObject("stub") }

@@ -74,23 +74,20 @@ import _DependencyInjectionShims
         let box = CLTChildBox(DependencyContainer(parent: parent))
         let address = Unmanaged.passUnretained(box.child!).toOpaque()
         weak let leaving = box.child
-        let lock = parent.state
-        lock.lock()
         // The child's last reference goes on another thread, whose `deinit` then waits for
         // the lock held here: its entry is still in the list, its count already at zero.
-        let dropped = onThread { box.child = nil }
-        while !_di_is_deallocating(address) { sched_yield() }
-        let children = lock.state.pointee.children
-        #expect(children.count == 2, "the entry waits for the lock to go")
-        let listed = children.live
-        lock.unlock()
-        dropped()
+        // What the list gives is released after the lock, as every caller does.
+        var dropped: (() -> Void)?
+        let (entries, listed) = parent.withStateLock { state in
+            dropped = onThread { box.child = nil }
+            while !_di_is_deallocating(address) { sched_yield() }
+            return (state.children.count, state.children.live)
+        }
+        #expect(entries == 2, "the entry waits for the lock to go")
+        dropped?()
         #expect(listed.map { ObjectIdentifier($0.container) } == [ObjectIdentifier(staying)])
         #expect(leaving == nil)
-        #expect(parent.state.withLock { $0.children.count } == 1)
-        weak let held = staying
-        withExtendedLifetime(listed) {}
-        _ = held
+        #expect(parent.withStateLock { $0.children.count } == 1)
     }
 
     /// A listed child is held by the list the caller took, not by the parent.
@@ -98,12 +95,12 @@ import _DependencyInjectionShims
         let parent = DependencyContainer(isMocked: true)
         var child: DependencyContainer? = DependencyContainer(parent: parent)
         weak let gone = child
-        var listed = parent.state.withLock { $0.liveChildren }
+        var listed = parent.withStateLock { $0.liveChildren }
         child = nil
         #expect(gone != nil, "the list taken holds the child")
         listed.removeAll()
         #expect(gone == nil, "the parent does not")
-        #expect(parent.state.withLock { $0.children.count } == 0)
+        #expect(parent.withStateLock { $0.children.count } == 0)
     }
 
     /// Thousands of worlds made and dropped one after another, or a hundred at a time,
@@ -113,16 +110,16 @@ import _DependencyInjectionShims
         for _ in 0..<2_000 {
             _ = DependencyContainer(parent: parent)
         }
-        #expect(parent.state.withLock { $0.children.slotCount } <= 1)
+        #expect(parent.withStateLock { $0.children.slotCount } <= 1)
         for _ in 0..<20 {
             var alive = (0..<100).map { _ in DependencyContainer(parent: parent) }
-            #expect(parent.state.withLock { $0.children.count } == 100)
+            #expect(parent.withStateLock { $0.children.count } == 100)
             // Dropped from the middle first, then the rest.
             alive.removeSubrange(30..<70)
-            #expect(parent.state.withLock { $0.children.count } == 60)
+            #expect(parent.withStateLock { $0.children.count } == 60)
             alive.removeAll()
         }
-        #expect(parent.state.withLock { ($0.children.count, $0.children.slotCount) } == (0, 0))
+        #expect(parent.withStateLock { ($0.children.count, $0.children.slotCount) } == (0, 0))
     }
 
     /// A burst of children dropped in an order that leaves empty slots behind the last
@@ -131,11 +128,11 @@ import _DependencyInjectionShims
         let parent = DependencyContainer(isMocked: true)
         var burst = (0..<500).map { _ in DependencyContainer(parent: parent) }
         for index in stride(from: 0, to: 500, by: 2) { burst[index] = DependencyContainer() }
-        #expect(parent.state.withLock { ($0.children.count, $0.children.slotCount) } == (250, 500))
+        #expect(parent.withStateLock { ($0.children.count, $0.children.slotCount) } == (250, 500))
         burst.removeAll()
-        #expect(parent.state.withLock { ($0.children.count, $0.children.slotCount) } == (0, 0))
+        #expect(parent.withStateLock { ($0.children.count, $0.children.slotCount) } == (0, 0))
         let next = DependencyContainer(parent: parent)
-        #expect(parent.state.withLock { $0.children.slotCount } == 1)
+        #expect(parent.withStateLock { $0.children.slotCount } == 1)
         withExtendedLifetime(next) {}
     }
 }

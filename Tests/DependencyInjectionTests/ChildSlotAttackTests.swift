@@ -103,7 +103,7 @@ final class CSAHolderMaker: Sendable {
 
 /// The parent's children, read under its lock: how many are alive and how many slots.
 func csaChildCounts(of parent: DependencyContainer) -> (alive: Int, slots: Int) {
-    parent.state.withLock { ($0.children.count, $0.children.slotCount) }
+    parent.withStateLock { ($0.children.count, $0.children.slotCount) }
 }
 
 /// The version of the configuration `container` serves, through what it caches: its
@@ -365,7 +365,7 @@ func csaVersionsSeen(in container: DependencyContainer) -> [Int] {
         #expect(droppedServices.allSatisfy { $0.object == nil }, "a dropped world's singleton is alive")
         // Every child the parent lists is a live child, and every live child is listed.
         // The list taken holds the children until it goes, at the end of the expression.
-        let kept = Set(parent.state.withLock { $0.liveChildren }.map { ObjectIdentifier($0.container) })
+        let kept = Set(parent.withStateLock { $0.liveChildren }.map { ObjectIdentifier($0.container) })
         let listedExactly = kept == Set(alive.map { ObjectIdentifier($0) })
         #expect(listedExactly, "the parent lists \(kept.count) children for \(alive.count) live children")
         alive.shuffle(using: &random)

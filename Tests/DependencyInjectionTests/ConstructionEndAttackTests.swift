@@ -152,7 +152,7 @@ extension DependencyContainer {
                 container.removeValue(forKey: "ce.gate.\(id)")
             }
         })
-        let users = container.state.withLock { $0.dependents[container.ceLeaf.key]?.count ?? 0 }
+        let users = container.withStateLock { $0.dependents[container.ceLeaf.key]?.count ?? 0 }
         #expect(users == 0, "the record of uses keeps \(users) users that were dropped")
     }
 }
@@ -519,7 +519,7 @@ extension ConstructionEndAttackTests {
                 done.leave()
             }.start()
             let shared = container.ceGatedShared.key
-            while container.state.withLock({ $0.building.construction(of: shared)?.waitRoom().waitedSoFar ?? 0 }) == 0 {
+            while container.withStateLock({ $0.building.construction(of: shared)?.waitRoom().waitedSoFar ?? 0 }) == 0 {
                 sched_yield()
             }
             gate.open()
@@ -568,7 +568,7 @@ extension ConstructionEndAttackTests {
                 Issue.record("did not throw")
             } catch {}
         }
-        let users = container.state.withLock { $0.dependents[container.ceLeaf.key].map(Array.init) ?? [] }
+        let users = container.withStateLock { $0.dependents[container.ceLeaf.key].map(Array.init) ?? [] }
         let family = container[ceFailing: CEArgument(0)].key.goneInstances
         #expect(users.count <= 1, "the record of uses keeps \(users.count) failed constructions")
         #expect(users.allSatisfy { $0 == family }, "the record names a failed construction other than by its family")
@@ -590,8 +590,8 @@ extension ConstructionEndAttackTests {
             watch.watch(argument)
             _ = container[ceSharedUser: argument]()  // the request ends at once
         }
-        let users = container.state.withLock { $0.dependents[container.ceLeaf.key]?.count ?? 0 }
-        let sharedKept = container.state.withLock { $0.sharedInstances.count }
+        let users = container.withStateLock { $0.dependents[container.ceLeaf.key]?.count ?? 0 }
+        let sharedKept = container.withStateLock { $0.sharedInstances.count }
         #expect(sharedKept <= 64, "the sweeps keep the table of shared instances small: \(sharedKept)")
         #expect(users <= 64, "the record of uses keeps \(users) users for 3,000 dead shared instances")
         #expect(watch.alive <= 64, "the container keeps \(watch.alive) arguments of dead shared instances")
@@ -669,8 +669,8 @@ extension ConstructionEndAttackTests {
         #expect(first.tag == "derived from leaf")
         sweepDeadHandlers(of: container)
         let handlerKey = container[ceSharedUser: CEArgument(0)].key
-        #expect(container.state.withLock { $0.sharedInstances[handlerKey] == nil }, "the dead handler was not swept")
-        #expect(container.state.withLock { $0.dependents[container.ceLeaf.key]?.contains(handlerKey) } == false)
+        #expect(container.withStateLock { $0.sharedInstances[handlerKey] == nil }, "the dead handler was not swept")
+        #expect(container.withStateLock { $0.dependents[container.ceLeaf.key]?.contains(handlerKey) } == false)
         container.override(\.ceLeaf) { CEObject("leaf 2") }
         #expect(container.ceDerivedFromHandler().tag == "derived from leaf 2")
         // An unrelated change still leaves it.

@@ -106,7 +106,7 @@ extension DependencyContainer {
         whileBuildingGatedClock(in: container) {
             for number in 0..<5_000 { #expect(container[requestNumber: number]() == number) }
         }
-        let remembered = container.state.withLock { $0.dependents.count }
+        let remembered = container.withStateLock { $0.dependents.count }
         #expect(remembered <= 2, "\(remembered) uses remembered")
     }
 

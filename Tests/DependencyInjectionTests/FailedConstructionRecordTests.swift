@@ -168,8 +168,8 @@ extension DependencyContainer {
             watch.watch(a)
             _ = try? await scope[frrScopedFailing: a]()
         }
-        let users = scope.state.withLock { $0.dependents[scope.frrX.key]?.count ?? 0 }
-        let aUsers = app.state.withLock { $0.dependents[app.frrX.key]?.count ?? 0 }
+        let users = scope.withStateLock { $0.dependents[scope.frrX.key]?.count ?? 0 }
+        let aUsers = app.withStateLock { $0.dependents[app.frrX.key]?.count ?? 0 }
         #expect(users <= 1 && aUsers <= 1, "scope/app record keeps \(users)/\(aUsers)")
         // The task that ran the last construction lets go of its argument as it ends.
         #expect(await finishesWithoutHangingOffThePool { while watch.alive > 0 { sched_yield() } },
@@ -188,9 +188,9 @@ extension DependencyContainer {
             watch.watch(a)
             _ = try? await scope[frrAppFailing: a]()
         }
-        let learned = scope.state.withLock { $0.learnedOwn.count }
-        let sUsers = scope.state.withLock { $0.dependents[scope.frrX.key]?.count ?? 0 }
-        let aUsers = app.state.withLock { $0.dependents[app.frrX.key]?.count ?? 0 }
+        let learned = scope.withStateLock { $0.learnedOwn.count }
+        let sUsers = scope.withStateLock { $0.dependents[scope.frrX.key]?.count ?? 0 }
+        let aUsers = app.withStateLock { $0.dependents[app.frrX.key]?.count ?? 0 }
         #expect(sUsers <= 1 && aUsers <= 1, "records keep \(sUsers)/\(aUsers)")
         // What a scope learned to build itself from a construction that failed goes with it.
         #expect(learned == 0, "scope learnedOwn keeps \(learned) keys")
@@ -210,7 +210,7 @@ extension DependencyContainer {
         for argument in arguments {
             await #expect(throws: CEFailure.self) { _ = try await scope[frrFailsWithScopeX: argument]() }
         }
-        let learned = scope.state.withLock { $0.learnedOwn.count }
+        let learned = scope.withStateLock { $0.learnedOwn.count }
         #expect(learned == 0, "scope learnedOwn keeps \(learned) keys")
         // The app container kept its own instances, built from its own X: the scope, having
         // forgotten, learns again from the app's record, and builds (and fails) again.
@@ -233,7 +233,7 @@ extension DependencyContainer {
             watch.watch(argument)
             #expect(scope[frrSharedUser: argument]().inner?.tag == "scope x")
         }
-        let learned = scope.state.withLock { $0.learnedOwn.count }
+        let learned = scope.withStateLock { $0.learnedOwn.count }
         // The sweep runs once the dead instances outnumber the live ones twice, and at
         // least sixteen: what is left of 200 is what came after the last sweep.
         #expect(learned <= 17, "scope learnedOwn keeps \(learned) keys")
@@ -296,9 +296,9 @@ extension DependencyContainer {
         }
         tasks = []
         gate.open()
-        while app.state.withLock({ !$0.building.isEmpty }) { await Task.yield() }
+        while app.withStateLock({ !$0.building.isEmpty }) { await Task.yield() }
         #expect(cancelled == count)
-        #expect(scope.state.withLock { $0.learnedOwn.count } == 0)
+        #expect(scope.withStateLock { $0.learnedOwn.count } == 0)
         // The tasks that ran the constructions let go of their arguments as they end, after
         // the constructions leave the container's list: a kept argument never goes.
         #expect(await finishesWithoutHangingOffThePool { while watch.alive > 0 { sched_yield() } })
@@ -322,7 +322,7 @@ extension DependencyContainer {
         while gate.passed < 1 { await Task.yield() }
         let joining = Task { try await scope.frrGatedFailsWithAppX() }
         let key = app.frrGatedFailsWithAppX.key
-        while app.state.withLock({ $0.building.construction(of: key)?.waitRoom().waitedSoFar ?? 0 }) < 2 {
+        while app.withStateLock({ $0.building.construction(of: key)?.waitRoom().waitedSoFar ?? 0 }) < 2 {
             await Task.yield()
         }
         app.removeValue(forKey: "frr.gate")

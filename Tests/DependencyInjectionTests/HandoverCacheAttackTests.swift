@@ -76,9 +76,9 @@ extension DependencyContainer {
     }
 
     /// How many handovers this scope has under way.
-    var hcaHandovers: Int { state.withLock { $0.handovers } }
+    var hcaHandovers: Int { withStateLock { $0.handovers } }
     /// Whether this container's inline cache steps aside now.
-    var hcaCacheStepsAside: Bool { state.withLock { $0.isBuilding } }
+    var hcaCacheStepsAside: Bool { withStateLock { $0.isBuilding } }
 }
 
 /// What a construction runs before it resolves the clock, once.

@@ -165,7 +165,7 @@ extension DependencyContainer {
     /// How many owners have waited so far for the construction of `key` running here and
     /// not dropped: read under the container's lock and the room's.
     func rcaWaited(for key: RegistrationKey) -> Int {
-        state.withLock { state in
+        withStateLock { state in
             var waited = 0
             for construction in state.building where construction.key == key && !construction.isDropped {
                 waited = construction.asyncWaitRoom?.waitedSoFar ?? 0
@@ -177,7 +177,7 @@ extension DependencyContainer {
     /// How many owners have waited so far for the dropped constructions of `key` running
     /// here.
     func rcaWaitedForDropped(_ key: RegistrationKey) -> Int {
-        state.withLock { state in
+        withStateLock { state in
             var waited = 0
             for construction in state.building where construction.key == key && construction.isDropped {
                 waited += construction.asyncWaitRoom?.waitedSoFar ?? 0
@@ -186,7 +186,7 @@ extension DependencyContainer {
         }
     }
 
-    var rcaNothingRuns: Bool { state.withLock { $0.building.isEmpty } }
+    var rcaNothingRuns: Bool { withStateLock { $0.building.isEmpty } }
 }
 
 /// Chains of links built on threads of their own in one container: chain `c` of depth `d`

@@ -325,13 +325,13 @@ final class AttackEvents: @unchecked Sendable {
             return Weak(scope)
         }
         _ = request(-1)
-        let baseline = app.state.withLock { ($0.dependents.count, $0.dependents.allUsers.map(\.count).reduce(0, +)) }
+        let baseline = app.withStateLock { ($0.dependents.count, $0.dependents.allUsers.map(\.count).reduce(0, +)) }
         var scopes: [Weak] = []
         for index in 0..<2_000 { scopes.append(request(index)) }
-        let after = app.state.withLock { ($0.dependents.count, $0.dependents.allUsers.map(\.count).reduce(0, +)) }
+        let after = app.withStateLock { ($0.dependents.count, $0.dependents.allUsers.map(\.count).reduce(0, +)) }
         #expect(scopes.allSatisfy { $0.container == nil })
         #expect(after == baseline)
-        #expect(app.state.withLock { $0.children.count } <= 1)
+        #expect(app.withStateLock { $0.children.count } <= 1)
     }
 }
 

@@ -39,7 +39,7 @@ extension DependencyContainer {
                     if round % 10 == 0 { _ = app.saSharedB() }
                 }
             }
-            let filed = app.state.withLock { $0.hasWindowOnlyUses }
+            let filed = app.withStateLock { $0.hasWindowOnlyUses }
             gate.gate.open()
             let built = app.saSlow()  // waits for the construction
             if !filed { findings.append("no window-only use was filed while saSlow was in flight") }
@@ -84,7 +84,7 @@ extension DependencyContainer {
             if (container.getValue(forKey: "v0") as Int?) != 0 { findings.append("lost v0") }
             if (container.getValue(forKey: "v6") as Int?) != 6 { findings.append("lost v6") }
             // The decoration may have come after saPlain was built: resolve after a reset of it.
-            container.state.withLock { state in
+            container.withStateLock { state in
                 if !state.hasDecorations { findings.append("lost the decoration") }
                 if !state.hasSharedInstances { findings.append("lost the shared instances") }
                 if !state.hasArguments { findings.append("lost the arguments") }
@@ -152,11 +152,11 @@ extension DependencyContainer {
             if session.saY() !== app.saY() { findings.append("after both resets the session has its own y") }
             if session.saPlain().source != "plain" { findings.append("a session decoration survived its reset") }
             if app.saFamily(1).source != "family" { findings.append("a family override survived reset()") }
-            app.state.withLock { state in
+            app.withStateLock { state in
                 if state.hasStaleUnderWay { findings.append("the app kept a stale handing") }
                 if state.hasTeardowns { findings.append("teardowns left after shutdown") }
             }
-            session.state.withLock { state in
+            session.withStateLock { state in
                 if state.hasStaleUnderWay { findings.append("the session kept a stale handing") }
                 if state.hasLearnedOwn { findings.append("the session kept a learned key after its reset") }
             }
@@ -181,7 +181,7 @@ extension DependencyContainer {
                     }
                 }
             }
-            container.state.withLock { state in
+            container.withStateLock { state in
                 #expect(state.sharedInstances.count < 1_600)
             }
         }

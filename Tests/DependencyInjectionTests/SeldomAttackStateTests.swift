@@ -51,7 +51,7 @@ extension DependencyContainer {
 
 @Suite struct SeldomAttackStateTests {
     private func seldomIsMade(_ container: DependencyContainer) -> Bool {
-        container.state.withLock { $0.seldom != nil }
+        container.withStateLock { $0.seldom != nil }
     }
 
     // MARK: - Made on the first change only
@@ -120,8 +120,8 @@ extension DependencyContainer {
         #expect((scope.getValue(forKey: "k") as String?) == "parent")
         parent.removeAll()
         #expect((child.getValue(forKey: "k") as String?) == nil)
-        #expect(parent.state.withLock { $0.seldom } !== child.state.withLock { $0.seldom })
-        #expect(parent.state.withLock { $0.seldom } !== scope.state.withLock { $0.seldom })
+        #expect(parent.withStateLock { $0.seldom } !== child.withStateLock { $0.seldom })
+        #expect(parent.withStateLock { $0.seldom } !== scope.withStateLock { $0.seldom })
     }
 
     /// Every table a write goes to through the computed property keeps the write: written
@@ -137,10 +137,10 @@ extension DependencyContainer {
         let third = DependencyContainer()
         let one = third.saFamily(1)
         #expect(third.saFamily(1) === one)
-        #expect(third.state.withLock { $0.arguments.values.first?.count } == 1)
+        #expect(third.withStateLock { $0.arguments.values.first?.count } == 1)
         let fourth = DependencyContainer()
         _ = fourth.saTorn()
-        #expect(fourth.state.withLock { $0.teardowns.count } == 1)
+        #expect(fourth.withStateLock { $0.teardowns.count } == 1)
         let fifth = DependencyContainer()
         fifth.setValue(1, forKey: "a")
         #expect((fifth.getValue(forKey: "a") as Int?) == 1)
@@ -162,7 +162,7 @@ extension DependencyContainer {
         #expect(container.saPlain().source == "plain")
         #expect(container.saShared() !== shared)
         #expect(container.saFamily(1) !== family)
-        container.state.withLock { state in
+        container.withStateLock { state in
             #expect(!state.hasDecorations)
             #expect(state.teardowns.isEmpty)
         }
@@ -185,7 +185,7 @@ extension DependencyContainer {
         container.shutdown()
         #expect((container.getValue(forKey: "v") as String?) == "kept")
         #expect(container.saPlain().source == "decorated")
-        #expect(container.state.withLock { $0.hasArguments } == false || container.saFamily(1) !== one)
+        #expect(container.withStateLock { $0.hasArguments } == false || container.saFamily(1) !== one)
         #expect(container.saFamily(1) !== one)
         _ = shared
         // A family override after shutdown drops only what was built since.
@@ -374,13 +374,13 @@ extension DependencyContainer {
         let sessionY = session.saY()
         #expect(sessionY !== appY)
         #expect(sessionY.inner?.source == "session x")
-        #expect(session.state.withLock { $0.hasLearnedOwn } || session.saY() === sessionY)
+        #expect(session.withStateLock { $0.hasLearnedOwn } || session.saY() === sessionY)
         app.reset()
         let afterReset = session.saY()
         #expect(afterReset.inner?.source == "session x", "after the app's reset the scope served the app's y")
         #expect(afterReset !== app.saY())
         session.reset(\.saX)
-        #expect(session.state.withLock { $0.learnedOwn.isEmpty })
+        #expect(session.withStateLock { $0.learnedOwn.isEmpty })
         let plain = session.saY()
         #expect(plain.inner?.source == "app x")
         #expect(plain === app.saY())
@@ -399,8 +399,8 @@ extension DependencyContainer {
         #expect(request.saY().inner?.source == "session x")
         session.reset()
         #expect(request.saY().inner?.source == "app x")
-        #expect(app.state.withLock { !$0.hasStaleUnderWay })
-        #expect(session.state.withLock { !$0.hasStaleUnderWay })
+        #expect(app.withStateLock { !$0.hasStaleUnderWay })
+        #expect(session.withStateLock { !$0.hasStaleUnderWay })
     }
 }
 

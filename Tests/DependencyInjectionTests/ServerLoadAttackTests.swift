@@ -97,7 +97,7 @@ extension DependencyContainer {
 
     /// How many tasks wait in the room of the construction of `key` running here.
     func slaWaiting(for key: RegistrationKey) -> Int {
-        state.withLock { $0.building.construction(of: key)?.asyncWaitRoom?.waitedSoFar ?? 0 }
+        withStateLock { $0.building.construction(of: key)?.asyncWaitRoom?.waitedSoFar ?? 0 }
     }
 }
 

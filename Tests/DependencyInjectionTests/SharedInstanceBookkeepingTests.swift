@@ -52,9 +52,9 @@ import Testing
 
 extension DependencyContainer {
     /// How many constructions and shared instances, dead or alive, the container remembers.
-    var _sharedEntryCount: Int { state.withLock { $0.sharedInstances.count } }
+    var _sharedEntryCount: Int { withStateLock { $0.sharedInstances.count } }
 
     /// How many instances of parameterized registrations the container has filed under
     /// their registration.
-    var _filedArgumentCount: Int { state.withLock { $0.arguments.values.reduce(0) { $0 + $1.count } } }
+    var _filedArgumentCount: Int { withStateLock { $0.arguments.values.reduce(0) { $0 + $1.count } } }
 }

@@ -47,7 +47,7 @@ extension DependencyContainer {
         weak let watched = instance
         let key = container.lookedAtShared.key
         var lookedAt: AnyObject?
-        let kept = container.state.withLock { $0.keepsInstance(of: key, lookedAt: &lookedAt) }
+        let kept = container.withStateLock { $0.keepsInstance(of: key, lookedAt: &lookedAt) }
         #expect(kept)
         instance = nil
         #expect(watched != nil, "the look let go of its reference under the lock")
@@ -60,7 +60,7 @@ extension DependencyContainer {
         let container = DependencyContainer()
         _ = container.lookedAtShared()
         var lookedAt: AnyObject?
-        #expect(!container.state.withLock { $0.keepsInstance(of: container.lookedAtShared.key, lookedAt: &lookedAt) })
+        #expect(!container.withStateLock { $0.keepsInstance(of: container.lookedAtShared.key, lookedAt: &lookedAt) })
         #expect(lookedAt == nil)
         #expect(!container.keepsInstanceNow(of: container.lookedAtShared.key))
     }
@@ -126,6 +126,6 @@ extension DependencyContainer {
     func keepsInstanceNow(of key: RegistrationKey) -> Bool {
         var lookedAt: AnyObject?
         defer { withExtendedLifetime(lookedAt) {} }
-        return state.withLock { $0.keepsInstance(of: key, lookedAt: &lookedAt) }
+        return withStateLock { $0.keepsInstance(of: key, lookedAt: &lookedAt) }
     }
 }

@@ -50,7 +50,7 @@ extension DependencyContainer {
     /// Waits, yielding, until the shared instance of `key` is no longer alive in `container`.
     private func waitUntilDead(_ key: RegistrationKey, in container: DependencyContainer) async -> Bool {
         for _ in 0..<100_000 {
-            if container.state.withLock({ $0.sharedInstances[key]?.object == nil }) { return true }
+            if container.withStateLock({ $0.sharedInstances[key]?.object == nil }) { return true }
             await Task.yield()
         }
         return false
@@ -132,7 +132,7 @@ extension DependencyContainer {
         }
         for id in 1...40 { _ = app[ceFiller: CEArgument(id)]() }
         let marker = app[ceSharedUser: CEArgument(0)].key.goneInstances
-        #expect(app.state.withLock { $0.dependents[app.ceLeaf.key]?.contains(marker) } == true)
+        #expect(app.withStateLock { $0.dependents[app.ceLeaf.key]?.contains(marker) } == true)
         // Resetting one argument, overriding the family, and reading instances do not
         // see the marker.
         app.reset(\.[ceSharedUser: CEArgument(0)])
@@ -159,7 +159,7 @@ extension DependencyContainer {
         await entered.wait()
         let waiter = Task { try await container.ceAsyncGated() }
         for _ in 0..<100_000 {
-            let waited = container.state.withLock { $0.building.construction(of: container.ceAsyncGated.key)?.waitRoom().waitedSoFar ?? 0 }
+            let waited = container.withStateLock { $0.building.construction(of: container.ceAsyncGated.key)?.waitRoom().waitedSoFar ?? 0 }
             if waited >= 2 { break }
             await Task.yield()
         }
@@ -169,7 +169,7 @@ extension DependencyContainer {
         _ = try? await building.value
         _ = try? await waiter.value
         #expect(try await container.ceAsyncGated().tag == "stub")
-        #expect(container.state.withLock { $0.building.isEmpty })
+        #expect(container.withStateLock { $0.building.isEmpty })
     }
 }
 

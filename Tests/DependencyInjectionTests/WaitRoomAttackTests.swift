@@ -133,7 +133,7 @@ extension DependencyContainer {
     /// The construction of `key` listed here, with the room its waiters wait in once one
     /// does, read under the container's lock.
     func wraListed(_ key: RegistrationKey) -> (construction: Resolution, room: InFlight?)? {
-        state.withLock { state in state.building.construction(of: key).map { ($0, $0.asyncWaitRoom) } }
+        withStateLock { state in state.building.construction(of: key).map { ($0, $0.asyncWaitRoom) } }
     }
 
     /// Returns once an owner waiting for the construction of `key` running here has made
@@ -143,7 +143,7 @@ extension DependencyContainer {
         while (wraListed(key)?.room?.waitedSoFar ?? 0) < waiters { sched_yield() }
     }
 
-    var wraNothingRuns: Bool { state.withLock { $0.building.isEmpty } }
+    var wraNothingRuns: Bool { withStateLock { $0.building.isEmpty } }
 }
 
 @Suite struct WRAWaitRoomAttackTests {

@@ -105,9 +105,6 @@ struct ContainerState {
         let container: DependencyContainer
         /// Whether the child is a scope, which shares this container's instances.
         let isScope: Bool
-
-        /// The child's state.
-        var state: ContainerLock { container.state }
     }
 
     /// What a resolution does next.
@@ -471,7 +468,7 @@ struct ContainerState {
     ///
     /// ```swift
     /// var lookedAt: AnyObject?
-    /// let kept = app.state.withLock { $0.keepsInstance(of: key, lookedAt: &lookedAt) }
+    /// let kept = app.withStateLock { $0.keepsInstance(of: key, lookedAt: &lookedAt) }
     /// withExtendedLifetime(lookedAt) {}   // released here, after unlocking
     /// ```
     ///

@@ -64,7 +64,7 @@ extension DependencyContainer {
     @inlinable
     func appInstanceShared<Value>(_ provider: Provider<Value>, overriddenInScope: inout Bool) -> Value? {
         guard let look = lookAtAppInstance(of: provider.key, overriddenInScope: &overriddenInScope) else { return nil }
-        let value = look.app.state.withLock { state -> Value? in
+        let value = look.app.withStateLock { state -> Value? in
             if !look.installed.isEmpty, state.built(provider.key, fromAnyOf: look.installed) { return nil }
             return state.cachedSingleton(provider.key, as: Value.self)
         }
@@ -84,7 +84,7 @@ extension DependencyContainer {
     @usableFromInline
     func lookAtAppInstance(of key: RegistrationKey, overriddenInScope: inout Bool) -> AppInstanceLook? {
         guard let app = appContainerOfScope else { return nil }
-        let read: (own: OverriddenKeys, changes: Int, isBuilding: Bool)? = state.withLock { state in
+        let read: (own: OverriddenKeys, changes: Int, isBuilding: Bool)? = withStateLock { state in
             // While a handover is under way, a resolution may come from the app container's
             // construction for this scope, which the handover's road sees and serves.
             guard state.handovers == 0, !state.hasLearnedOwn || !state.learnedOwn.contains(key) else { return nil }
@@ -109,7 +109,7 @@ extension DependencyContainer {
             // read (a change meanwhile, which found nothing to drop, sends the resolution
             // the long way), and whether or not the scope built when they were read: a
             // construction may have started while the keys were compared.
-            let stoodStill = state.withLock { state -> Bool in
+            let stoodStill = withStateLock { state -> Bool in
                 guard state.learnedOwnForgotten == read.changes else { return false }
                 if state.isBuilding { state.recordUse(of: key) }
                 return true
@@ -124,7 +124,7 @@ extension DependencyContainer {
             // finds the constructions to drop. A change of the scope's overrides since they
             // were read sends the resolution the long way at the last step, which notes it
             // again, after that change.
-            state.withLock { $0.recordUse(of: key) }
+            withStateLock { $0.recordUse(of: key) }
         }
         return AppInstanceLook(app: app, installed: overridden.registrations, changes: read.changes)
     }
@@ -134,7 +134,7 @@ extension DependencyContainer {
     /// build `key` itself.
     @usableFromInline
     func overridesStoodStill(since look: AppInstanceLook, for key: RegistrationKey) -> Bool {
-        state.withLock { state in
+        withStateLock { state in
             state.learnedOwnForgotten == look.changes && (!state.hasLearnedOwn || !state.learnedOwn.contains(key))
         }
     }

@@ -66,7 +66,7 @@ extension DependencyContainer {
 
     /// The kept singleton for `key`, or the live shared instance.
     private func instance<Value>(for key: RegistrationKey) -> Value? {
-        let object: AnyObject? = state.withLock { state in
+        let object: AnyObject? = withStateLock { state in
             if let box = state.singletons.box(for: key) { return box }
             return state.sharedInstances[key]?.object
         }

@@ -183,9 +183,9 @@ extension DependencyContainer {
     /// not empty); `nil` when the scope builds its own.
     private func appDrops(ifSharing key: RegistrationKey, _ app: DependencyContainer, _ read: ScopeOverrides) -> Int? {
         if read.overrides(key) { return nil }
-        if state.withLock({ $0.learnedOwn.contains(key) }) { return nil }
+        if withStateLock({ $0.learnedOwn.contains(key) }) { return nil }
         let registrations = read.registrations
-        return app.state.withLock { $0.built(key, fromAnyOf: registrations) ? nil : $0.drops }
+        return app.withStateLock { $0.built(key, fromAnyOf: registrations) ? nil : $0.drops }
     }
 
     /// An app-wide construction this scope handed over asks for `key`: when the scope
@@ -198,11 +198,11 @@ extension DependencyContainer {
     /// records it (a session removing the override on another thread), the change has
     /// made the scope forget, and recording it after would keep it for good.
     private func noteServedUse(of key: RegistrationKey, from innermost: Frame?, _ app: DependencyContainer) {
-        let forgotten = state.withLock { $0.learnedOwnForgotten }
+        let forgotten = withStateLock { $0.learnedOwnForgotten }
         let read = overridesOfScope(upTo: app)
         guard !read.isEmpty else { return }
         let registrations = read.registrations
-        guard read.overrides(key) || app.state.withLock({ $0.built(key, fromAnyOf: registrations) }) else { return }
+        guard read.overrides(key) || app.withStateLock({ $0.built(key, fromAnyOf: registrations) }) else { return }
         let owner = Owner.current
         var served: [RegistrationKey] = []
         var frame = innermost
@@ -210,7 +210,7 @@ extension DependencyContainer {
             if own.servesScope == ObjectIdentifier(self) { served.append(own.key) }
             frame = own.parent
         }
-        state.withLock { state in
+        withStateLock { state in
             guard state.learnedOwnForgotten == forgotten else { return }
             state.learnedOwn.formUnion(served)
         }
@@ -238,7 +238,7 @@ extension DependencyContainer {
     func buildsOwnAfterFailedHandover(_ key: RegistrationKey, _ handover: Handover) -> Bool {
         if case .served = handover.found { return false }
         let isCancelled = Task.isCancelled
-        return state.withLock(releasingAfter: { state, released in
+        return withStateLock(releasingAfter: { state, released in
             guard state.hasLearnedOwn, state.learnedOwn.contains(key) else { return false }
             if isCancelled { state.forgetLearned(key, released: &released) }
             return !isCancelled
@@ -271,7 +271,7 @@ extension DependencyContainer {
             // It shares, unless its overrides (or an enclosing scope's) changed since: the
             // app container may have built the instance, from its own values, for a scope
             // that now overrides one of them.
-            if state.withLock({ $0.learnedOwnForgotten }) == changes { return .sharesAppInstance }
+            if withStateLock({ $0.learnedOwnForgotten }) == changes { return .sharesAppInstance }
             appDrops = nil
         case .overrides(let drops):
             appDrops = drops
@@ -283,13 +283,13 @@ extension DependencyContainer {
         // An override of the key itself, installed meanwhile: the app's instance is never
         // the scope's, however it was built.
         if read.overrides(key) { return .buildsOwn }
-        if state.withLock({ $0.learnedOwn.contains(key) }) { return .buildsOwn }
+        if withStateLock({ $0.learnedOwn.contains(key) }) { return .buildsOwn }
         let registrations = read.registrations
         // The app container's shared instance, if the look finds it alive: let go of after
         // unlocking, as the last reference to it may be.
         var lookedAt: AnyObject?
         defer { withExtendedLifetime(lookedAt) {} }
-        return handover.app.state.withLock { state in
+        return handover.app.withStateLock { state in
             // The record of uses is whole while the instance is kept, or when nothing was
             // dropped since the handover (a shared value type is never kept).
             if state.keepsInstance(of: key, lookedAt: &lookedAt) || appDrops == state.drops {
@@ -330,18 +330,18 @@ extension DependencyContainer {
 
     /// Sets this scope's inline cache aside until the matching ``endHandover()``.
     @usableFromInline
-    func beginHandover() { state.withLock { $0.handovers += 1 } }
+    func beginHandover() { withStateLock { $0.handovers += 1 } }
 
     /// Ends what ``beginHandover()`` began.
     @usableFromInline
-    func endHandover() { state.withLock { $0.handovers -= 1 } }
+    func endHandover() { withStateLock { $0.handovers -= 1 } }
 
     /// Records, in this scope, that `key` was used while the scope builds something: the
     /// app container resolves it, but an override or reset of it there must still drop
     /// what this scope built from it. Called on every handover, by
     /// ``appContainer(resolving:_:)``.
     func noteUseOfAppInstance(_ key: RegistrationKey) {
-        state.withLock(releasingAfter: { state, released in
+        withStateLock(releasingAfter: { state, released in
             guard state.isBuilding else { return }
             state.recordUse(of: key)
         })
@@ -354,7 +354,7 @@ extension DependencyContainer {
     /// ```swift
     /// let read = overridesOfScope(upTo: app)
     /// if read.overrides(key) { return .buildsOwn }
-    /// app.state.withLock { $0.built(key, fromAnyOf: read.registrations) }
+    /// app.withStateLock { $0.built(key, fromAnyOf: read.registrations) }
     /// ```
     struct ScopeOverrides {
         /// What this scope overrides or decorates.
@@ -399,7 +399,7 @@ extension DependencyContainer {
     /// counts the change here, so what is read without the override comes with a count
     /// the change has yet to raise.
     private func overridesOfScope(upTo app: DependencyContainer) -> ScopeOverrides {
-        var read = state.withLock { ScopeOverrides(own: $0.listedOverriddenKeys(), changes: $0.learnedOwnForgotten) }
+        var read = withStateLock { ScopeOverrides(own: $0.listedOverriddenKeys(), changes: $0.learnedOwnForgotten) }
         addOverridesOfEnclosingScopes(upTo: app, to: &read.enclosing)
         return read
     }
@@ -412,7 +412,7 @@ extension DependencyContainer {
     func addOverridesOfEnclosingScopes(upTo app: DependencyContainer, to enclosing: inout [OverriddenKeys]) {
         var container = parent
         while let scope = container, scope !== app {
-            let outer = scope.state.withLock { $0.listedOverriddenKeys() }
+            let outer = scope.withStateLock { $0.listedOverriddenKeys() }
             if !outer.isEmpty { enclosing.append(outer) }
             container = scope.parent
         }

@@ -120,7 +120,7 @@ extension DependencyContainer {
     /// Empties the container under its lock, keeping overrides, stored values and the
     /// constructions in flight, and hands out the teardowns of what it dropped.
     private func takeTeardowns() -> [PendingTeardown] {
-        state.withLock(releasingAfter: { state, released in state.shutDown(released: &released) })
+        withStateLock(releasingAfter: { state, released in state.shutDown(released: &released) })
     }
 }
 

@@ -13,7 +13,7 @@ extension DependencyContainer {
     ///   - value: The value to store. It must be `Sendable` because any thread may read it.
     ///   - key: The key to store it under.
     public func setValue<Value: Sendable>(_ value: Value, forKey key: String) {
-        state.withLock(releasingAfter: { state, released in
+        withStateLock(releasingAfter: { state, released in
             released.keep(state.values.updateValue(value, forKey: key))
         })
     }
@@ -36,7 +36,7 @@ extension DependencyContainer {
         // An app-wide construction a scope handed over reads the app container's values.
         var container: DependencyContainer? = appContainerOfScope.map(valuesReader) ?? self
         while let current = container {
-            if let value = current.state.withLock({ $0.values[key] }) {
+            if let value = current.withStateLock({ $0.values[key] }) {
                 return value as? Value
             }
             container = current.parent
@@ -50,7 +50,7 @@ extension DependencyContainer {
     ///
     /// - Parameter key: The key to remove.
     public func removeValue(forKey key: String) {
-        state.withLock(releasingAfter: { state, released in
+        withStateLock(releasingAfter: { state, released in
             released.keep(state.values.removeValue(forKey: key))
         })
     }
@@ -61,7 +61,7 @@ extension DependencyContainer {
     /// ``isMocked`` is not stored either, so `DependencyContainer.mocks.removeAll()`
     /// leaves `mocks` mocked.
     public func removeAll() {
-        state.withLock(releasingAfter: { state, released in
+        withStateLock(releasingAfter: { state, released in
             guard let seldom = state.seldom else { return }
             released.append(seldom.values)
             seldom.values = [:]

@@ -181,21 +181,21 @@ extension DependencyContainer {
     /// Setting it also sets it on the children that exist now; children created later
     /// start with their parent's tracer. When it is `nil`, resolution does no tracing work.
     public var tracer: ResolutionTracer? {
-        get { state.withLock { $0.tracer } }
+        get { withStateLock { $0.tracer } }
         set {
             // One setter at a time walks the whole tree, so that concurrent setters leave
             // every descendant with the tracer its parent has. What it replaces (and the
             // references it takes to children) is released after every lock.
             var released = Released()
             Self.tracerUpdates.withLock { _ in
-                var pending = [state]
+                var pending = [self]
                 while let next = pending.popLast() {
-                    next.withLock { state in
+                    next.withStateLock { state in
                         released.keep(state.tracer)
                         state.tracer = newValue
                         // Each child is held by its entry in `pending` before the list that
                         // held it first goes, so that going releases none of them here.
-                        pending += state.liveChildren.map(\.state)
+                        pending += state.liveChildren.map(\.container)
                     }
                     released.append(next)
                 }

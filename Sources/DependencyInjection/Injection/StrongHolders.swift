@@ -82,7 +82,7 @@ extension DependencyContainer {
     @inline(never)
     func releaseHolds(ofShared instance: AnyObject, _ key: RegistrationKey) {
         guard Frame.mayBeBuilding, Frame.keepsResult(of: self, from: Frame.ownerAndInnermost.1) else { return }
-        let holders = state.withLock { state -> StrongHolders? in
+        let holders = withStateLock { state -> StrongHolders? in
             guard state.hasSharedInstances, let entry = state.sharedInstances[key], entry.object === instance else {
                 return nil
             }

@@ -236,9 +236,9 @@ extension DependencyContainer {
     /// Whether a scope below this container overrides `key`, for a message only: it takes
     /// the lock of every container below, one at a time.
     fileprivate func hasScopeOverriding(_ key: RegistrationKey) -> Bool {
-        var pending = state.withLock { $0.liveChildren }
+        var pending = withStateLock { $0.liveChildren }
         while let child = pending.popLast() {
-            let (overrides, children) = child.state.withLock { ($0.overrides.hasOverride(for: key), $0.liveChildren) }
+            let (overrides, children) = child.container.withStateLock { ($0.overrides.hasOverride(for: key), $0.liveChildren) }
             if child.isScope && overrides { return true }
             pending += children
         }

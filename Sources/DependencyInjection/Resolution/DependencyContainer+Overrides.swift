@@ -77,7 +77,7 @@ extension DependencyContainer {
     /// teardowns: ``shutdown(fileID:filePath:line:column:)`` runs those, and keeps the
     /// overrides.
     public func reset() {
-        let (dropped, (instances, handing), children) = state.withLock(releasingAfter: { state, released in
+        let (dropped, (instances, handing), children) = withStateLock(releasingAfter: { state, released in
             state.forgetWhatOverridesDecided(released: &released)
             released.append(state.overrides)
             released.append(state.decorations)
@@ -109,10 +109,10 @@ extension DependencyContainer {
         let stale = StaleAppInstances(keys: instances, origin: .appReset, changed: [])
         for child in children {
             Self.invalidate(
-                dropped, stale: child.isScope ? stale : .none, in: child.state, isScope: child.isScope,
+                dropped, stale: child.isScope ? stale : .none, in: child.container, isScope: child.isScope,
                 forgettingLearned: isScope)
         }
-        if let handing { state.withLock(releasingAfter: { $0.forgetStaleUnderWay(handing, released: &$1) }) }
+        if let handing { withStateLock(releasingAfter: { $0.forgetStaleUnderWay(handing, released: &$1) }) }
     }
 
     /// Drops the cached instance, the override and the decorations of one registration,
@@ -177,7 +177,7 @@ extension DependencyContainer {
     ) {
         RegistrationIdentity.note(keyPath, leadsTo: key, name: name, in: self)
         let isScope = self.isScope
-        let spread: Spread? = state.withLock(releasingAfter: { state, released in
+        let spread: Spread? = withStateLock(releasingAfter: { state, released in
             state.forgetWhatOverridesDecided(released: &released)
             body(&state, &released)
             let children = state.liveChildren
@@ -230,11 +230,11 @@ extension DependencyContainer {
         let stale = StaleAppInstances(keys: spread.appInstances, origin: .appChange, changed: keys)
         for child in spread.children {
             Self.invalidate(
-                keys, stale: child.isScope ? stale : .none, in: child.state, isScope: child.isScope,
+                keys, stale: child.isScope ? stale : .none, in: child.container, isScope: child.isScope,
                 forgettingLearned: isScope)
         }
         if let handing = spread.handing {
-            state.withLock(releasingAfter: { $0.forgetStaleUnderWay(handing, released: &$1) })
+            withStateLock(releasingAfter: { $0.forgetStaleUnderWay(handing, released: &$1) })
         }
         // After every scope inside this one has seen the change, so that one that handed an
         // app-wide registration over from then on looks again at what it overrides
@@ -244,17 +244,17 @@ extension DependencyContainer {
         // first step dropped), after what it built from the app's copy: so the users of
         // the key go even then (``StaleAppInstances/Origin/scopeChange``).
         if spread.reachingOwnUses, let app = appContainerOfScope {
-            let appWide = app.state.withLock { $0.keysStaleForScopes(changing: keys) }
+            let appWide = app.withStateLock { $0.keysStaleForScopes(changing: keys) }
             if !appWide.isEmpty {
                 Self.invalidate(
-                    [], stale: StaleAppInstances(keys: appWide, origin: .scopeChange, changed: keys), in: state,
+                    [], stale: StaleAppInstances(keys: appWide, origin: .scopeChange, changed: keys), in: self,
                     isScope: true)
             }
-            state.withLock { $0.changesUnderWay -= 1 }
+            withStateLock { $0.changesUnderWay -= 1 }
         }
     }
 
-    /// Drops what was built from a parent's changed `keys` in the container of `state` and
+    /// Drops what was built from a parent's changed `keys` in `container` and
     /// in every descendant, except what comes from that container's own overrides.
     /// A loop, not a recursion: a chain of thousands of nested children must not overflow
     /// the stack.
@@ -268,19 +268,19 @@ extension DependencyContainer {
     /// app-wide registrations they learned to build themselves, which may have been learned
     /// from the changed overrides.
     static func invalidate(
-        _ keys: [RegistrationKey], stale: StaleAppInstances = .none, in state: ContainerLock, isScope: Bool,
+        _ keys: [RegistrationKey], stale: StaleAppInstances = .none, in container: DependencyContainer, isScope: Bool,
         forgettingLearned: Bool = false
     ) {
-        var pending = [(keys: keys, stale: stale, state: state, isScope: isScope)]
+        var pending = [(keys: keys, stale: stale, container: container, isScope: isScope)]
         // The containers that are not scopes, with the keys they hand their scopes until
         // the end (``ContainerState/noteStaleUnderWay(_:)``).
-        var handing: [(state: ContainerLock, handing: Int)] = []
+        var handing: [(container: DependencyContainer, handing: Int)] = []
         while let next = pending.popLast() {
-            let (reaching, stale, shared, children) = next.state.withLock(releasingAfter: { state, released in
+            let (reaching, stale, shared, children) = next.container.withStateLock(releasingAfter: { state, released in
                 if forgettingLearned { state.forgetLearnedOwn(released: &released) }
                 let result = state.invalidate(next.keys, stale: next.stale, isScope: next.isScope, released: &released)
                 if let number = state.noteStaleUnderWay(result.shared, changed: result.reaching) {
-                    handing.append((next.state, number))
+                    handing.append((next.container, number))
                 }
                 return result
             })
@@ -288,11 +288,11 @@ extension DependencyContainer {
             // A container that is not a scope gets no stale instances: it built its own.
             let passed = shared.isEmpty ? stale : StaleAppInstances(keys: shared, origin: .appChange, changed: reaching)
             pending += children.map { child in
-                (keys: reaching, stale: child.isScope ? passed : .none, state: child.state, isScope: child.isScope)
+                (keys: reaching, stale: child.isScope ? passed : .none, container: child.container, isScope: child.isScope)
             }
         }
-        for (state, number) in handing {
-            state.withLock(releasingAfter: { $0.forgetStaleUnderWay(number, released: &$1) })
+        for (container, number) in handing {
+            container.withStateLock(releasingAfter: { $0.forgetStaleUnderWay(number, released: &$1) })
         }
     }
 
@@ -305,7 +305,7 @@ extension DependencyContainer {
         var found = below
         var container: DependencyContainer? = self
         while Decorated.isOpen(found), let current = container {
-            found = Decorated.stack(found, over: current.state.withLock { $0.replacement(for: key) })
+            found = Decorated.stack(found, over: current.withStateLock { $0.replacement(for: key) })
             container = current.parent
         }
         return found

@@ -22,7 +22,7 @@ extension DependencyContainer {
     @usableFromInline
     func beginPlainFactory(_ key: RegistrationKey, _ name: StaticString) -> ThreadFrames.Entry? {
         guard appContainerOfScope == nil else { return nil }
-        let plain = state.withLock { state in
+        let plain = withStateLock { state in
             guard state.tracer == nil else { return false }
             if state.isBuilding { state.recordUse(of: key) }
             return !state.replacesAny || !state.replaces(key)
@@ -32,7 +32,7 @@ extension DependencyContainer {
         // costs a retain and a release.
         if var container = parent {
             while true {
-                guard !container.state.withLock({ $0.replacesAny && $0.replaces(key) }) else { return nil }
+                guard !container.withStateLock({ $0.replacesAny && $0.replaces(key) }) else { return nil }
                 guard let next = container.parent else { break }
                 container = next
             }

@@ -7,7 +7,7 @@ extension DependencyContainer {
     @inlinable
     func resolve<Value>(_ provider: Provider<Value>) -> Value {
         if provider.scope.isKeptByContainer,
-            let value = state.withLock({ $0.cachedSingleton(provider.key, as: Value.self) })
+            let value = withStateLock({ $0.cachedSingleton(provider.key, as: Value.self) })
         {
             return value
         }
@@ -25,7 +25,7 @@ extension DependencyContainer {
     @inlinable
     func cachedBox<Value>(_ provider: Provider<Value>) -> AnyBox? {
         guard provider.scope.isKeptByContainer else { return nil }
-        return state.withLock { $0.cachedSingletonBox(provider.key) }
+        return withStateLock { $0.cachedSingletonBox(provider.key) }
     }
 
     /// The road every synchronous resolution takes past the inline cache: a scope container
@@ -70,7 +70,7 @@ extension DependencyContainer {
         while true {
             let home = handover.app
             let cached = provider.scope.isKeptByContainer
-                ? home.state.withLock({ $0.cachedSingleton(provider.key, as: Value.self) }) : nil
+                ? home.withStateLock({ $0.cachedSingleton(provider.key, as: Value.self) }) : nil
             let value = cached ?? handingOver { home.resolveSlowly(provider, servingScope: ObjectIdentifier(self)) }
             switch afterHandover(provider.key, handover, asked: asked) {
             case .sharesAppInstance: return value
@@ -237,7 +237,7 @@ extension DependencyContainer {
         _ key: RegistrationKey, _ name: StaticString, _ scope: DependencyScope, _ type: Any.Type,
         servingScope: ObjectIdentifier?, isAsync: Bool = false
     ) -> (Resolution, ContainerState.Claim) {
-        let (claim, listed, ownOverride, tracer) = state.withLock({ state -> (ContainerState.Claim, Resolution?, AnyObject?, ResolutionTracer?) in
+        let (claim, listed, ownOverride, tracer) = withStateLock({ state -> (ContainerState.Claim, Resolution?, AnyObject?, ResolutionTracer?) in
             let claim = state.claim(key, scope: scope)
             guard case .build = claim else { return (claim, nil, nil, state.tracer) }
             let ownOverride = state.replacement(for: key)
@@ -321,7 +321,7 @@ extension DependencyContainer {
         let installed =
             appContainerOfScope == nil || box == nil || overriddenHere ? nil : overridesToCheck(construction.key, scope)
         let weakly = scope == .shared
-        return state.withLock { state in
+        return withStateLock { state in
             state.complete(
                 construction, keeping: weakly ? box?.object : box, weakly: weakly, teardown: teardown,
                 checkingOwnAgainst: installed, released: &released)

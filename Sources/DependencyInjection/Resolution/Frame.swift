@@ -414,7 +414,7 @@ class Frame: @unchecked Sendable {
         guard let frame = innermost, frame.isActive, frame.owner == owner else { return nil }
         let building = frame.building
         guard building.isLinkHost else { return (building, false) }
-        return building.state.withLock { $0.linkTarget }?.container.map { ($0, true) }
+        return building.withStateLock { $0.linkTarget }?.container.map { ($0, true) }
     }
 
     /// The scope that the innermost construction, run by this owner, builds an app-wide

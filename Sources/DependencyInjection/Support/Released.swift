@@ -17,7 +17,7 @@
 /// slots, whose third thing grew an array, cost an override some 800 instructions.
 ///
 /// ```swift
-/// container.state.withLock(releasingAfter: { state, released in
+/// container.withStateLock(releasingAfter: { state, released in
 ///     released.keep(state.overrides.removeValue(forKey: key))
 /// })
 /// ```

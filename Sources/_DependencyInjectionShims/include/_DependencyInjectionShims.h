@@ -14,12 +14,18 @@
 #define DEPENDENCY_INJECTION_SHIMS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /// The address of this thread's slot of constructions (`ThreadFrames`), or NULL before the
 /// thread's first construction and after the thread has freed it. Read through the inline
 /// functions below; defined in `Shims.c`.
 extern _Thread_local void *_Nullable _di_thread_frames_address;
+
+/// The list of parents whose release waits for this thread's outermost container
+/// `deinit` to end (`ParentReference`), or NULL while no container's parent is being
+/// released here. Defined in `Shims.c`.
+extern _Thread_local void *_Nullable _di_parent_releases_address;
 
 /// How many construction frames are bound as task-local values right now, in the whole
 /// process. Touched only through the inline functions below; defined in `Shims.c`.
@@ -68,6 +74,16 @@ static inline __attribute__((always_inline)) void _di_set_thread_frames(void *_N
     _di_thread_frames_address = address;
 }
 
+/// This thread's list of parents waiting to be released, or NULL.
+static inline __attribute__((always_inline)) void *_Nullable _di_parent_releases(void) {
+    return _di_parent_releases_address;
+}
+
+/// Records this thread's list of parents waiting to be released (NULL once it is drained).
+static inline __attribute__((always_inline)) void _di_set_parent_releases(void *_Nullable address) {
+    _di_parent_releases_address = address;
+}
+
 /// The runtime's strong reference to a native Swift object that may be being released:
 /// the object, retained once, or NULL once its deinitialization has begun. The object's
 /// memory must still be allocated, which an `unowned` reference ensures. Declared by the
@@ -81,6 +97,17 @@ extern void *_Nullable swift_tryRetain(void *_Nonnull object);
 /// convention). The package's tests use it to find an object whose `deinit` waits for a
 /// lock the test holds, where taking a reference could make the test's release the last.
 extern bool swift_isDeallocating(void *_Nonnull object);
+
+/// A native Swift object's strong reference count, read without taking a reference (the
+/// runtime's `swift_retainCount`): whether a container's release of its parent is the
+/// parent's last (`ParentReference`), and, for the package's tests, whether another thread
+/// took a reference to an object whose lock the test holds.
+extern size_t swift_retainCount(void *_Nonnull object);
+
+/// `object`'s strong reference count.
+static inline __attribute__((always_inline)) intptr_t _di_retain_count(void *_Nonnull object) {
+    return (intptr_t)swift_retainCount(object);
+}
 
 /// Whether `object`'s deinitialization has begun.
 static inline __attribute__((always_inline)) bool _di_is_deallocating(void *_Nonnull object) {
