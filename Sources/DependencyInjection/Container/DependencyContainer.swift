@@ -191,11 +191,9 @@ public final class DependencyContainer: @unchecked Sendable {
     /// Takes a child's slot back, under this container's lock, and releases what it kept
     /// of the child after unlocking.
     ///
-    /// Out of line, so that a `deinit` keeps a small frame: a container releases its parent
-    /// after its `deinit`'s body, inside that `deinit`, so releasing the innermost of
-    /// thousands of nested scopes runs thousands of `deinit`s one inside the next, and a
-    /// larger frame each (this body's, inlined) overflowed the stack of a thread under
-    /// ThreadSanitizer at 20,000.
+    /// Out of line, so that a `deinit` keeps a small frame. A chain of nested containers
+    /// ends one `deinit` after another (``ParentReference``), but one that another thread
+    /// let go of between the count and the release still ends inside this one.
     @inline(never)
     private func removeChild(inSlot slot: Int) {
         let removed = withStateLock { $0.children.remove(at: slot) }
