@@ -13,9 +13,11 @@
 /// overrides[clientKey] === stub                     // true
 /// ```
 struct OverrideTable {
-    /// The key of the one override, while there is exactly one.
-    private var onlyKey: RegistrationKey?
-    /// The one override, while there is exactly one: set exactly when `onlyKey` is.
+    /// The key of the one override, while there is exactly one; the key of no registration
+    /// otherwise. Not optional: an optional key was copied, compared and destroyed out of
+    /// line, through its type's value witnesses (about 120 instructions per test world).
+    private var onlyKey = _SingletonTable.noKey
+    /// The one override, while there is exactly one: `onlyKey` is its key.
     private var onlyOverride: AnyObject?
     /// Every override, once there are two or more; empty otherwise. Made with `.init()`,
     /// as the tables of ``ContainerState`` are: a `[:]` literal cost every new container
@@ -43,8 +45,8 @@ struct OverrideTable {
                 defer { onlyOverride = override }
                 return onlyOverride
             }
-            several = [onlyKey!: onlyOverride!, key: override]
-            (onlyKey, onlyOverride) = (nil, nil)
+            several = [onlyKey: onlyOverride!, key: override]
+            (onlyKey, onlyOverride) = (_SingletonTable.noKey, nil)
             return nil
         }
         if several.isEmpty {
@@ -71,8 +73,8 @@ struct OverrideTable {
     mutating func removeValue(forKey key: RegistrationKey, into released: inout Released) -> AnyObject? {
         if onlyOverride != nil {
             guard isOnly(key) else { return nil }
-            defer { (onlyKey, onlyOverride) = (nil, nil) }
-            released.keep(onlyKey?.argument)
+            defer { (onlyKey, onlyOverride) = (_SingletonTable.noKey, nil) }
+            released.keep(onlyKey.argument)
             released.keep(onlyOverride)
             return onlyOverride
         }
@@ -85,20 +87,16 @@ struct OverrideTable {
 
     /// The overridden keys, in no particular order.
     var keys: [RegistrationKey] {
-        if let onlyKey { return [onlyKey] }
+        if onlyOverride != nil { return [onlyKey] }
         var keys: [RegistrationKey] = []
         // One key at a time: appending the keys view goes through unspecialized code.
         for key in several.keys { keys.append(key) }
         return keys
     }
 
-    /// Whether `key` is the key of the one override.
-    private func isOnly(_ key: RegistrationKey) -> Bool {
-        switch onlyKey {
-        case .some(let only): only == key
-        case .none: false
-        }
-    }
+    /// Whether `key` is the key of the one override, while there is one.
+    @inline(__always)
+    private func isOnly(_ key: RegistrationKey) -> Bool { onlyKey == key }
 }
 
 extension Dictionary where Key == RegistrationKey {
