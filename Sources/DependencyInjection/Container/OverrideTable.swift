@@ -87,12 +87,18 @@ struct OverrideTable {
 
     /// The overridden keys, in no particular order.
     var keys: [RegistrationKey] {
-        if onlyOverride != nil { return [onlyKey] }
+        if onlyOverride != nil { return Self.array(of: onlyKey) }
         var keys: [RegistrationKey] = []
         // One key at a time: appending the keys view goes through unspecialized code.
         for key in several.keys { keys.append(key) }
         return keys
     }
+
+    /// `[key]`, made where the key is a parameter: made from the stored key, the literal
+    /// copied it out of line, through its value witnesses (about 50 instructions on every
+    /// request in a scope).
+    @inline(never)
+    private static func array(of key: RegistrationKey) -> [RegistrationKey] { [key] }
 
     /// Whether `key` is the key of the one override, while there is one.
     @inline(__always)
