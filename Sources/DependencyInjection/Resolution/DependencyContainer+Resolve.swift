@@ -409,6 +409,7 @@ final class Resolution: Frame, @unchecked Sendable {
             container: ObjectIdentifier(container), building: container, keepsResult: scope.isKeptByContainer, key: key,
             site: Site(name: .registration(name), file: key.fileName, line: key.line), servesScope: servesScope,
             trace: nil, owner: owner, parent: enclosing)
+        releasesHeldOnCompletion = isListed
     }
 
     /// The frame this resolution started in, if any.
@@ -457,7 +458,9 @@ final class Resolution: Frame, @unchecked Sendable {
 
     /// Ends the construction: keeps `box` for a cached scope, with the teardown of a
     /// singleton that declares one (or for the outermost resolution, for a graph
-    /// registration), and traces it.
+    /// registration), and traces it. Then lets go of what the resolution held: a
+    /// construction the container listed, only now that it is complete, since a `deinit`
+    /// run earlier that resolved it would find it still building.
     @usableFromInline
     func finish(in container: DependencyContainer, keeping box: AnyBox?, teardown: PendingTeardown?) {
         if let box, isListed {
@@ -470,6 +473,16 @@ final class Resolution: Frame, @unchecked Sendable {
             keepGraphInstance(box, in: container)
         }
         traced?.finish(outcome: outcome)
+        letGoOfOverrideAndTrace()
+        if isListed { withExtendedLifetime(takeHeldUntilEnd()) {} }
+    }
+
+    /// Lets go of the override and the trace this resolution held while it built: here,
+    /// outside every construction of its owner; inside one, when the outermost ends
+    /// (``Frame/hold(_:_:)``), as the reference may be the last.
+    private func letGoOfOverrideAndTrace() {
+        guard override != nil || traced != nil else { return }
+        Frame.outermost(of: owner, from: enclosing)?.hold(override, traced)
         (override, traced) = (nil, nil)
     }
 

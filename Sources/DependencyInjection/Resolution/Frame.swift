@@ -201,6 +201,15 @@ class Frame: @unchecked Sendable {
     /// its owner touches them, one step at a time, while the frame is active, and they go
     /// when it ends. Exclusivity is not checked dynamically: every construction would pay.
     @exclusivity(unchecked) var graphInstances = GraphInstances()
+    /// What resolutions running inside this frame, the outermost of its owner, held of an
+    /// override or a tracer when they ended, kept until this frame ends
+    /// (``hold(_:_:)``); nil until the first, so that a frame pays nothing.
+    @exclusivity(unchecked) private var heldUntilEnd: [AnyObject]?
+    /// Whether this frame lets go of what it holds until its end (its graph instances, and
+    /// ``heldUntilEnd``) only once its container has completed the construction, not when
+    /// the frame ends: a construction the container lists is still listed then, and a
+    /// `deinit` that resolves it would wait for it on the thread that is to complete it.
+    @exclusivity(unchecked) var releasesHeldOnCompletion = false
     /// What the construction of a `graph` or `shared` instance noted of the `@Dependency`
     /// properties created under it holding its container strongly (``StrongHolders``),
     /// once it noted something; only its owner touches it while it runs. The frame of an
@@ -587,10 +596,39 @@ class Frame: @unchecked Sendable {
         return !_stdlib_atomicCompareExchangeStrongPtr(object: activeWordAddress, expected: &seen, desired: nil)
     }
 
-    /// Marks the frame ended, and lets go of its graph instances.
+    /// Marks the frame ended, and lets go of what it held until then, unless its
+    /// construction's completion does (``releasesHeldOnCompletion``).
     func end() {
         var active = UnsafeRawPointer(bitPattern: 1)
         _ = _stdlib_atomicCompareExchangeStrongPtr(object: activeWordAddress, expected: &active, desired: nil)
-        withExtendedLifetime(graphInstances.takeAll()) {}
+        guard !releasesHeldOnCompletion else { return }
+        withExtendedLifetime(takeHeldUntilEnd()) {}
+    }
+
+    /// Keeps `override` and `trace`, what a resolution running inside this frame held, until
+    /// this frame, the outermost of its owner, ends.
+    ///
+    /// A resolution that ends inside a construction of its owner must not be the one that
+    /// lets go of them there. Another thread may have replaced the override, or the tracer,
+    /// while the resolution ran it; the resolution's reference is then the last, and its
+    /// release runs the `deinit`s of what the closure captured: a test's spy that reports
+    /// through the app's analytics, which the enclosing construction is building. Run
+    /// there, that resolution would find a cycle no registration has.
+    ///
+    /// ```swift
+    /// Frame.outermost(of: owner, from: enclosing)?.hold(override, traced)
+    /// ```
+    final func hold(_ override: AnyObject?, _ trace: AnyObject?) {
+        if heldUntilEnd == nil { heldUntilEnd = [] }
+        if let override { heldUntilEnd!.append(override) }
+        if let trace { heldUntilEnd!.append(trace) }
+    }
+
+    /// Takes out what this frame held until its end, its graph instances too, for the
+    /// caller to release outside every lock and once the frame has ended.
+    final func takeHeldUntilEnd() -> (graphInstances: Any?, held: [AnyObject]?) {
+        let held = heldUntilEnd
+        heldUntilEnd = nil
+        return (graphInstances.takeAll(), held)
     }
 }
