@@ -69,8 +69,12 @@ import Testing
                 users.remove(key)
                 model.remove(key)
             default:
+                // Two keys dropped at once: looked up in place among many, the rest
+                // rebuilt from one or two.
                 let dropped: Set = [self.key(UInt(1 + random.below(4)), argument: random.below(8)), key]
-                users = users.subtracting(dropped)
+                var released = DependencyInjection.Released()
+                let removed = users.remove(dropped, released: &released)
+                #expect(Set(removed) == model.intersection(dropped) && removed.count == Set(removed).count)
                 model.subtract(dropped)
             }
             var listed: [RegistrationKey] = []
@@ -112,15 +116,23 @@ import Testing
         #expect(everyListed == [key(1, argument: nil), key(2, argument: nil)])
     }
 
-    @Test(arguments: [1, 2, 5])
-    func subtractingDropsExactlyTheGivenKeys(count: Int) {
-        let users = DependentKeys((1...count).map { key(UInt($0)) })
-        #expect(users.isDisjoint(with: [key(99)]))
-        #expect(!users.isDisjoint(with: [key(1)]))
-        let remaining = users.subtracting([key(1), key(99)])
-        #expect(Set(remaining) == Set((1...count).dropFirst().map { key(UInt($0)) }))
-        #expect(remaining.count == count - 1)
-        #expect(remaining.isEmpty == (count == 1))
-        #expect(users.subtracting([]).count == count)
+    /// An override drops the keys built from what it replaced: fewer than the users,
+    /// looked up in place; more, the users kept are rebuilt. Either way exactly the
+    /// dropped keys go, and come back as they were kept, arguments and all.
+    @Test(arguments: [(1, 1), (2, 1), (5, 1), (5, 3), (40, 1), (40, 39), (2, 5), (40, 60)])
+    func removingSeveralDropsExactlyTheGivenKeys(count: Int, dropped: Int) {
+        var users = DependentKeys((0..<count).map { key(1, argument: $0) })
+        #expect(users.isDisjoint(with: [key(1, argument: count)]))
+        #expect(!users.isDisjoint(with: [key(1, argument: 0), key(1, argument: count)]))
+        // The dropped keys overlap the users' first ones, and go past them.
+        let keys = Set((0..<dropped).map { key(1, argument: $0 * 2) })
+        var released = DependencyInjection.Released()
+        let removed = users.remove(keys, released: &released)
+        let expected = Set((0..<count).map { key(1, argument: $0) }).intersection(keys)
+        #expect(Set(removed) == expected && removed.count == expected.count)
+        #expect(Set(users) == Set((0..<count).map { key(1, argument: $0) }).subtracting(keys))
+        #expect(users.count == count - expected.count)
+        #expect(users.count(of: key(1, argument: nil)) == users.count, "the count per registration follows")
+        #expect(users.remove([], released: &released).isEmpty && users.count == count - expected.count)
     }
 }

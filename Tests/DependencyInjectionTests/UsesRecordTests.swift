@@ -78,7 +78,28 @@ import Testing
         }
         #expect(record.count == registrations - 1)
         #expect(!record.allUsers.contains { $0.contains(key(1001)) || $0.contains(key(2001)) })
-        #expect(released.count == min(registrations, 2), "each changed list of several keys is handed over once")
+        #expect(released.count == 0, "keys without an argument hold nothing to release")
+    }
+
+    /// The arguments of the keys an override dropped are handed over to be released after
+    /// unlocking, each once, however many users the list keeps: a list of thousands
+    /// changes in place.
+    @Test(arguments: [1, 3, 2_000])
+    func forgettingDroppedArgumentsHandsThemOver(users: Int) {
+        func member(_ id: Int) -> RegistrationKey {
+            RegistrationKey(file: #fileID, line: 5, column: 1, type: Int.self, argument: RegistrationKey.Argument(id))
+        }
+        var record = UsesRecord()
+        for id in 0..<users { record.insert(member(id), using: key(1)) }
+        var released = DependencyInjection.Released()
+        record.forget([member(0), member(users)], released: &released)
+        #expect(released.count == 1, "the one dropped member's argument")
+        #expect(record[key(1)].map { Set($0) } == (users == 1 ? nil : Set((1..<users).map(member))))
+        var familyReleased = DependencyInjection.Released()
+        record.replace(byTheirFamilies: [member(1)], released: &familyReleased)
+        if users > 2 {
+            #expect(record[key(1)].map { Set($0) } == Set((2..<users).map(member)).union([member(1).goneInstances]))
+        }
     }
 
     @Test func anEmptyRecordHoldsNothing() {

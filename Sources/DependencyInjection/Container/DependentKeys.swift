@@ -96,33 +96,64 @@ struct DependentKeys: Sequence {
         }
     }
 
-    /// Removes `key`, if it is one of these.
-    mutating func remove(_ key: RegistrationKey) {
+    /// Removes `key`, if it is one of these; returns the key as it was kept, whose
+    /// argument the caller lets go of after unlocking.
+    @discardableResult
+    mutating func remove(_ key: RegistrationKey) -> RegistrationKey? {
         if only == key {
-            only = nil
-        } else if several.remove(key) != nil {
-            if several.count == 1 {
-                (only, several, perRegistration) = (several.first, [], [:])
-            } else if several.count <= Self.fewest {
-                perRegistration = [:]
-            } else {
-                let registration = key.registration
-                let left = perRegistration[registration, default: 1] - 1
-                perRegistration[registration] = left == 0 ? nil : left
-            }
+            defer { only = nil }
+            return only
         }
+        guard let removed = several.remove(key) else { return nil }
+        if several.count == 1 {
+            (only, several, perRegistration) = (several.first, [], [:])
+        } else if several.count <= Self.fewest {
+            perRegistration = [:]
+        } else {
+            let registration = key.registration
+            let left = perRegistration[registration, default: 1] - 1
+            perRegistration[registration] = left == 0 ? nil : left
+        }
+        return removed
     }
 
-    /// Whether none of these keys is in `keys`.
+    /// Removes those of `keys` that are among these; returns them as they were kept.
+    ///
+    /// In place, looking up each of `keys`, when they are fewer than these: a change
+    /// that drops one of a family's members, each built from one shared client, must not
+    /// copy the client's thousands of other users, under the container's lock. When
+    /// `keys` are more, the rest is built anew, and the keys it no longer holds go with
+    /// the old storage, which `released` takes.
+    ///
+    /// ```swift
+    /// let gone = users.remove([sessionKey], released: &released)   // one lookup
+    /// ```
+    mutating func remove(_ keys: Set<RegistrationKey>, released: inout Released) -> [RegistrationKey] {
+        var removed: [RegistrationKey] = []
+        if keys.count <= count {
+            for key in keys {
+                guard let kept = remove(key) else { continue }
+                released.keep(kept.argument)
+                removed.append(kept)
+            }
+            return removed
+        }
+        for key in self where keys.contains(key) { removed.append(key) }
+        guard !removed.isEmpty else { return [] }
+        keepReferences(in: &released)
+        self = only != nil ? DependentKeys() : DependentKeys(several.subtracting(keys))
+        return removed
+    }
+
+    /// Whether none of these keys is in `keys`: the fewer of the two are looked up in
+    /// the other.
     func isDisjoint(with keys: Set<RegistrationKey>) -> Bool {
         if let only { return !keys.contains(only) }
+        if keys.count < several.count {
+            for key in keys where several.contains(key) { return false }
+            return true
+        }
         return several.isDisjoint(with: keys)
-    }
-
-    /// These keys without those in `keys`.
-    func subtracting(_ keys: Set<RegistrationKey>) -> DependentKeys {
-        if let only { return keys.contains(only) ? DependentKeys() : self }
-        return DependentKeys(several.subtracting(keys))
     }
 
     func makeIterator() -> Iterator { Iterator(only: only, several: several.makeIterator()) }

@@ -94,9 +94,8 @@ struct UsesRecord {
     /// Takes `user` out of the users of `used`, and `used` out of the record when no user
     /// is left.
     mutating func remove(_ user: RegistrationKey, using used: RegistrationKey) {
-        guard var users = self[used], users.contains(user) else { return }
-        users.remove(user)
-        replace(used, with: users)
+        guard contains(used) else { return }
+        changeUsers(of: used) { $0.remove(user) }
     }
 
     /// Takes `used` out of the record; returns its users.
@@ -135,23 +134,26 @@ struct UsesRecord {
         forget(gone, leavingGoneInstances: true, released: &released)
     }
 
+    /// Each list of users is changed in place: a list is not copied while the record
+    /// holds it, so that dropping one of thousands of users costs a lookup, not a copy of
+    /// the list (``DependentKeys/remove(_:released:)``).
     private mutating func forget(
         _ dropped: Set<RegistrationKey>, leavingGoneInstances: Bool, released: inout Released
     ) {
-        var changed: [(used: RegistrationKey, users: DependentKeys)] = []
+        var changed: [RegistrationKey] = []
         if let first {
-            if !first.users.isDisjoint(with: dropped) { changed.append((first.used, first.users)) }
-            if let second, !second.users.isDisjoint(with: dropped) { changed.append((second.used, second.users)) }
+            if !first.users.isDisjoint(with: dropped) { changed.append(first.used) }
+            if let second, !second.users.isDisjoint(with: dropped) { changed.append(second.used) }
         } else {
-            for (used, users) in many where !users.isDisjoint(with: dropped) { changed.append((used, users)) }
+            for (used, users) in many where !users.isDisjoint(with: dropped) { changed.append(used) }
         }
-        for (used, users) in changed {
-            users.keepReferences(in: &released)
-            var left = users.subtracting(dropped)
-            if leavingGoneInstances {
-                for user in users where dropped.contains(user) { left.insert(user.goneInstances) }
+        for used in changed {
+            changeUsers(of: used) { users in
+                let removed = users.remove(dropped, released: &released)
+                if leavingGoneInstances {
+                    for user in removed { users.insert(user.goneInstances) }
+                }
             }
-            replace(used, with: left)
         }
     }
 
@@ -164,17 +166,18 @@ struct UsesRecord {
         if !many.isEmpty { released.append(many) }
     }
 
-    /// Sets the users of `used`, which the record holds, or takes it out when there are
-    /// none.
-    private mutating func replace(_ used: RegistrationKey, with users: DependentKeys) {
-        if users.isEmpty {
-            _ = removeValue(forKey: used)
-        } else if first?.used == used {
-            first!.users = users
-        } else if second?.used == used {
-            second!.users = users
-        } else if !many.isEmpty {
-            many[used] = users
+    /// Changes the users of `used`, which the record holds, in place, and takes `used`
+    /// out when none is left.
+    private mutating func changeUsers(of used: RegistrationKey, _ change: (inout DependentKeys) -> Void) {
+        if first.map({ $0.used == used }) ?? false {
+            change(&first!.users)
+            if first!.users.isEmpty { _ = removeValue(forKey: used) }
+        } else if second.map({ $0.used == used }) ?? false {
+            change(&second!.users)
+            if second!.users.isEmpty { _ = removeValue(forKey: used) }
+        } else if let index = many.index(forKey: used) {
+            change(&many.values[index])
+            if many.values[index].isEmpty { many.remove(at: index) }
         }
     }
 
