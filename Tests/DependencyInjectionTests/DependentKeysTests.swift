@@ -44,7 +44,7 @@ import Testing
 
     private func key(_ line: UInt, argument: Int?) -> RegistrationKey {
         RegistrationKey(
-            file: #fileID, line: line, column: 1, type: Int.self, argument: argument.map { RegistrationKey.Argument($0) })
+            file: #fileID, line: line, column: 1, type: Int.self, argument: argument.map { RegistrationKey.TypedArgument($0) })
     }
 
     /// A walk of the record of uses goes on from the registrations of the users it finds,

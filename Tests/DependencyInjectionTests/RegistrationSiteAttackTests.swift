@@ -411,7 +411,7 @@ private func shutDownSynchronously(_ container: DependencyContainer) {
         let family = container.saStringFamily
         let member = family["a"]
         #expect(member.key.registration == family.key)
-        #expect(member.key == family.key.with(RegistrationKey.Argument("a")))
+        #expect(member.key == family.key.with(RegistrationKey.TypedArgument("a")))
         #expect(member.key != family["b"].key && member.key == family["a"].key)
         #expect(member.name.description == "Zeichenkette" && member.scope == .factory && member.teardown == nil)
         #expect(!member.isMainActor && !family.isMainActor)
@@ -507,7 +507,7 @@ private func shutDownSynchronously(_ container: DependencyContainer) {
         #expect(torn.key == plain.key && torn.key.file.utf8Start == plain.key.file.utf8Start)
         #expect(torn.name.description == "Ü" && torn.scope == .singleton && !torn.isMainActor)
         let member = container[saTenant: "acme"]
-        #expect(member.teardown != nil && member.key.argument == RegistrationKey.Argument("acme"))
+        #expect(member.teardown != nil && member.key.argument == RegistrationKey.TypedArgument("acme"))
         #expect(container.saResourceFamily["acme"].teardown == nil)
     }
 

@@ -131,7 +131,7 @@ private func number(in table: _SingletonTable, for key: RegistrationKey) -> Int?
         var table = _SingletonTable()
         var withArgument: RegistrationKey? = RegistrationKey(
             file: #fileID, line: 90, column: 1, type: CountedValue.self,
-            argument: RegistrationKey.Argument(ReleaseCountedArgument(releases)))
+            argument: RegistrationKey.TypedArgument(ReleaseCountedArgument(releases)))
         _ = table.insert(Box(CountedValue(0, releases)), for: withArgument!)
         if afterGrowth {
             _ = table.insert(Box(CountedValue(1, releases)), for: key(1))

@@ -87,7 +87,7 @@ import Testing
     @Test(arguments: [1, 3, 2_000])
     func forgettingDroppedArgumentsHandsThemOver(users: Int) {
         func member(_ id: Int) -> RegistrationKey {
-            RegistrationKey(file: #fileID, line: 5, column: 1, type: Int.self, argument: RegistrationKey.Argument(id))
+            RegistrationKey(file: #fileID, line: 5, column: 1, type: Int.self, argument: RegistrationKey.TypedArgument(id))
         }
         var record = UsesRecord()
         for id in 0..<users { record.insert(member(id), using: key(1)) }

@@ -44,7 +44,7 @@ extension DependencyContainer {
         name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column,
         _ make: @escaping @Sendable () async throws -> Value
     ) -> AsyncProvider<Value> {
-        AsyncProvider(self, .factory, RegistrationKey.Argument(argument), name, fileID, line, column, make)
+        AsyncProvider(self, .factory, RegistrationKey.TypedArgument(argument), name, fileID, line, column, make)
     }
 
     /// An async provider whose instance is built once per container, however many tasks
@@ -95,7 +95,7 @@ extension DependencyContainer {
         name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column,
         _ make: @escaping @Sendable () async throws -> Value
     ) -> AsyncProvider<Value> {
-        AsyncProvider(self, .singleton, RegistrationKey.Argument(argument), name, fileID, line, column, make)
+        AsyncProvider(self, .singleton, RegistrationKey.TypedArgument(argument), name, fileID, line, column, make)
     }
 
     /// An async provider whose instance is reused while something else holds it.
@@ -147,7 +147,7 @@ extension DependencyContainer {
         name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column,
         _ make: @escaping @Sendable () async throws -> Value
     ) -> AsyncProvider<Value> {
-        AsyncProvider(self, .shared, RegistrationKey.Argument(argument), name, fileID, line, column, make)
+        AsyncProvider(self, .shared, RegistrationKey.TypedArgument(argument), name, fileID, line, column, make)
     }
 
     /// An async provider whose instance is built once per outermost resolution, as with the
@@ -199,6 +199,6 @@ extension DependencyContainer {
         name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column,
         _ make: @escaping @Sendable () async throws -> Value
     ) -> AsyncProvider<Value> {
-        AsyncProvider(self, .graph, RegistrationKey.Argument(argument), name, fileID, line, column, make)
+        AsyncProvider(self, .graph, RegistrationKey.TypedArgument(argument), name, fileID, line, column, make)
     }
 }

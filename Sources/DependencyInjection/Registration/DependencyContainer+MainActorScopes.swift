@@ -69,7 +69,7 @@ extension DependencyContainer {
         name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column,
         _ make: @escaping @MainActor () -> Value
     ) -> Provider<Value> {
-        Provider(self, .singleton, RegistrationKey.Argument(argument), name, fileID, line, column, MainActor.shared, { make() })
+        Provider(self, .singleton, RegistrationKey.TypedArgument(argument), name, fileID, line, column, MainActor.shared, { make() })
     }
 
     /// A weakly held instance that lives on the main actor, which need not be `Sendable`.
@@ -130,7 +130,7 @@ extension DependencyContainer {
         name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column,
         _ make: @escaping @MainActor () -> Value
     ) -> Provider<Value> {
-        Provider(self, .shared, RegistrationKey.Argument(argument), name, fileID, line, column, MainActor.shared, { make() })
+        Provider(self, .shared, RegistrationKey.TypedArgument(argument), name, fileID, line, column, MainActor.shared, { make() })
     }
 
     /// A provider family of one instance per distinct argument, of a value that lives on

@@ -75,7 +75,7 @@ extension DependencyContainer {
         isolation: (any Actor)? = #isolation,
         _ make: @escaping () -> Value
     ) -> Provider<Value> {
-        Provider(self, .scoped, RegistrationKey.Argument(argument), name, fileID, line, column, isolation, make)
+        Provider(self, .scoped, RegistrationKey.TypedArgument(argument), name, fileID, line, column, isolation, make)
     }
 
     /// An async provider whose instance is built once per scope.
@@ -134,7 +134,7 @@ extension DependencyContainer {
         name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column,
         _ make: @escaping @Sendable () async throws -> Value
     ) -> AsyncProvider<Value> {
-        AsyncProvider(self, .scoped, RegistrationKey.Argument(argument), name, fileID, line, column, make)
+        AsyncProvider(self, .scoped, RegistrationKey.TypedArgument(argument), name, fileID, line, column, make)
     }
 
     /// A per-scope instance of a value that lives on the main actor, which need not be
@@ -195,6 +195,6 @@ extension DependencyContainer {
         name: StaticString = #function, fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column,
         _ make: @escaping @MainActor () -> Value
     ) -> Provider<Value> {
-        Provider(self, .scoped, RegistrationKey.Argument(argument), name, fileID, line, column, MainActor.shared, { make() })
+        Provider(self, .scoped, RegistrationKey.TypedArgument(argument), name, fileID, line, column, MainActor.shared, { make() })
     }
 }

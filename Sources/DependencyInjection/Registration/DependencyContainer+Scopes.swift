@@ -59,7 +59,7 @@ extension DependencyContainer {
         isolation: (any Actor)? = #isolation,
         _ make: @escaping () -> Value
     ) -> Provider<Value> {
-        Provider(self, .factory, RegistrationKey.Argument(argument), name, fileID, line, column, isolation, make)
+        Provider(self, .factory, RegistrationKey.TypedArgument(argument), name, fileID, line, column, isolation, make)
     }
 
     /// A provider whose instance is built once per container and then reused.
@@ -121,7 +121,7 @@ extension DependencyContainer {
         isolation: (any Actor)? = #isolation,
         _ make: @escaping () -> Value
     ) -> Provider<Value> {
-        Provider(self, .singleton, RegistrationKey.Argument(argument), name, fileID, line, column, isolation, make)
+        Provider(self, .singleton, RegistrationKey.TypedArgument(argument), name, fileID, line, column, isolation, make)
     }
 
     /// A provider whose instance is reused while something else holds it.
@@ -181,7 +181,7 @@ extension DependencyContainer {
         isolation: (any Actor)? = #isolation,
         _ make: @escaping () -> Value
     ) -> Provider<Value> {
-        Provider(self, .shared, RegistrationKey.Argument(argument), name, fileID, line, column, isolation, make)
+        Provider(self, .shared, RegistrationKey.TypedArgument(argument), name, fileID, line, column, isolation, make)
     }
 
     /// A provider whose instance is built once per outermost resolution, and shared by
@@ -261,6 +261,6 @@ extension DependencyContainer {
         isolation: (any Actor)? = #isolation,
         _ make: @escaping () -> Value
     ) -> Provider<Value> {
-        Provider(self, .graph, RegistrationKey.Argument(argument), name, fileID, line, column, isolation, make)
+        Provider(self, .graph, RegistrationKey.TypedArgument(argument), name, fileID, line, column, isolation, make)
     }
 }

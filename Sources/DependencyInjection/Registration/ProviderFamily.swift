@@ -143,7 +143,7 @@ extension Provider {
         let site = RegistrationSite(
             scope: family.scope, name: family.name, fileName: family.key.fileName, position: family.key.position,
             type: family.key.type, isMainActor: family.isMainActor)
-        self.init(container, site, RegistrationKey.Argument(argument), nil, { make(argument) })
+        self.init(container, site, RegistrationKey.TypedArgument(argument), nil, { make(argument) })
     }
 }
 

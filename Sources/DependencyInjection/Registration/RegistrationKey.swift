@@ -86,42 +86,82 @@ struct RegistrationKey: Hashable, @unchecked Sendable {
     /// instance built for `1 as Int`, and an override of one would replace the other:
     ///
     /// ```swift
-    /// Argument(1 as Int) == Argument(1 as UInt8)   // false
-    /// Argument(1 as Int) == Argument(1 as Int)     // true
+    /// TypedArgument(1 as Int) == TypedArgument(1 as UInt8)   // false
+    /// TypedArgument(1 as Int) == TypedArgument(1 as Int)     // true
     /// ```
+    ///
+    /// The value is kept by ``TypedArgument``, with its type: a family's member is resolved
+    /// with a new argument each time, and the tables it probes compare that argument with
+    /// the one they keep. Compared as `AnyHashable`, each comparison cast both values
+    /// through the runtime, some 1,000 instructions for an `Int`.
     @usableFromInline
-    final class Argument: Hashable, @unchecked Sendable {
+    class Argument: Hashable, @unchecked Sendable {
         // @unchecked: immutable; built only from `Sendable` arguments.
-        @usableFromInline let value: AnyHashable
         @usableFromInline let hash: Int
         /// The argument's type, as the registration declares it.
         @usableFromInline let valueType: ObjectIdentifier
 
-        @inlinable
-        init<Value: Hashable & Sendable>(_ value: Value) {
-            self.value = AnyHashable(value)
-            self.hash = self.value.hashValue
-            self.valueType = ObjectIdentifier(Value.self)
+        @usableFromInline
+        init(hash: Int, valueType: ObjectIdentifier) {
+            (self.hash, self.valueType) = (hash, valueType)
         }
+
+        /// The value, for messages and for a family's override, which takes it back as
+        /// its argument's type.
+        var value: AnyHashable { preconditionFailure("an argument is a TypedArgument") }
+
+        /// Whether `other`, an argument of the same type, has an equal value.
+        @usableFromInline
+        func hasValue(equalTo other: Argument) -> Bool { preconditionFailure("an argument is a TypedArgument") }
+
+        /// Whether the value is equal to itself, and hashes as it did when the argument
+        /// was made: what a key needs of its argument to find its instance again.
+        var checkedAgain: (equalToItself: Bool, sameHash: Bool) { preconditionFailure("an argument is a TypedArgument") }
 
         /// The argument of ``RegistrationKey/goneInstances``, equal to no value a caller
         /// passes: its type is private.
-        static let gone = Argument(GoneInstances())
+        static let gone: Argument = TypedArgument(GoneInstances())
 
         private struct GoneInstances: Hashable, Sendable {}
 
-        /// Compares the kept hashes before the values: equal values have equal hashes, and
-        /// the value's `==` is the caller's code, run under a container's lock. A container
-        /// compares an argument with each construction in flight and each frame of a chain
-        /// that shares its bucket, so a recursive family of 300 levels called it about
-        /// 117,000 times; arguments with different hashes now never reach it.
+        /// Compares the types and kept hashes before the values: equal values have equal
+        /// hashes, and the value's `==` is the caller's code, run under a container's lock.
+        /// A container compares an argument with each construction in flight and each frame
+        /// of a chain that shares its bucket, so a recursive family of 300 levels called it
+        /// about 117,000 times; arguments with different hashes now never reach it.
         @usableFromInline
         static func == (lhs: Argument, rhs: Argument) -> Bool {
-            lhs.valueType == rhs.valueType && lhs.hash == rhs.hash && lhs.value == rhs.value
+            lhs.valueType == rhs.valueType && lhs.hash == rhs.hash && lhs.hasValue(equalTo: rhs)
         }
 
         @usableFromInline
         func hash(into hasher: inout Hasher) { hasher.combine(hash) }
+    }
+
+    /// An argument of type `Value`.
+    @usableFromInline
+    final class TypedArgument<Value: Hashable & Sendable>: Argument, @unchecked Sendable {
+        // @unchecked: immutable, and `Value` is `Sendable`.
+        @usableFromInline let typedValue: Value
+
+        @inlinable
+        init(_ value: Value) {
+            typedValue = value
+            super.init(hash: value.hashValue, valueType: ObjectIdentifier(Value.self))
+        }
+
+        override var value: AnyHashable { AnyHashable(typedValue) }
+
+        override var checkedAgain: (equalToItself: Bool, sameHash: Bool) {
+            (typedValue == typedValue, typedValue.hashValue == hash)
+        }
+
+        /// `other` has this argument's type (``Argument/==(_:_:)`` compares the types
+        /// first), so it is a `TypedArgument<Value>`.
+        @usableFromInline
+        override func hasValue(equalTo other: Argument) -> Bool {
+            typedValue == unsafeDowncast(other, to: TypedArgument<Value>.self).typedValue
+        }
     }
 
     /// Compares the words of two keys, and their arguments and file names, out of line,
@@ -142,7 +182,7 @@ struct RegistrationKey: Hashable, @unchecked Sendable {
     /// ```swift
     /// let copy = key
     /// copy.isCopy(of: key)                                   // true
-    /// key.with(Argument(7)).isCopy(of: key.with(Argument(7)))   // false: two arguments
+    /// key.with(TypedArgument(7)).isCopy(of: key.with(TypedArgument(7)))   // false: two arguments
     /// ```
     func isCopy(of other: RegistrationKey) -> Bool {
         position == other.position && type == other.type && argument === other.argument
@@ -210,11 +250,12 @@ struct RegistrationKey: Hashable, @unchecked Sendable {
         guard let argument else { return }
         // Named only to stop: building the name counts the file's length.
         var site: String { "\(name) (\(file):\(line))" }
-        if argument.value != argument.value {
+        let (equalToItself, sameHash) = argument.checkedAgain
+        if !equalToItself {
             fatalError("The argument \(argument.value) of \(site) is not equal to itself, so it cannot "
                 + "identify an instance: pass a value whose == is reflexive (not Double.nan)", file: file, line: line)
         }
-        if argument.value.hashValue != argument.hash {
+        if !sameHash {
             fatalError("The hash value of the argument \(argument.value) of \(site) changed between two "
                 + "calls: hash(into:) must depend only on what == compares", file: file, line: line)
         }
