@@ -474,7 +474,7 @@ final class Resolution: Frame, @unchecked Sendable {
         }
         traced?.finish(outcome: outcome)
         letGoOfOverrideAndTrace()
-        if isListed { withExtendedLifetime(takeHeldUntilEnd()) {} }
+        if isListed && holdsSomethingUntilEnd { releaseHeldUntilEnd() }
     }
 
     /// Lets go of the override and the trace this resolution held while it built: here,

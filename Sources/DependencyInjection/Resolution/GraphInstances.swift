@@ -37,6 +37,9 @@ struct GraphInstances {
         return instances!.updateValue((container, box, holders), forKey: entry)
     }
 
+    /// Whether no instance is kept.
+    var isEmpty: Bool { instances == nil }
+
     /// Takes every instance out, for the caller to release after this access.
     mutating func takeAll() -> Any? {
         guard instances != nil else { return nil }
