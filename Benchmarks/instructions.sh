@@ -125,7 +125,7 @@ scenario_paths=(main-singleton-swinject main-singleton-dependencies wrapper-depe
     main-leaf main-leaf-swinject main-leaf-dependencies main-leaf-direct
     main-chain main-chain-swinject main-chain-dependencies main-chain-direct
     property property-swinject property-dependencies property-direct
-    override-main override-swinject override-dependencies override-direct
+    override-main override-swinject override-dependencies override-direct override-member cached-member
     test-world test-world-swinject
     request-singleton request-singleton-swinject request-singleton-dependencies
     first-nonisolated first-main-actor

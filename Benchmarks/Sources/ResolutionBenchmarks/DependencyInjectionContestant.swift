@@ -5,6 +5,8 @@ import DependencyInjection
 extension DependencyContainer {
     var leaf: Provider<Leaf> { factory { Leaf() } }
     var client: Provider<any Client> { singleton { LiveClient() } }
+    /// Each user's session, built from the client.
+    var session: ProviderFamily<Int, UserSession> { singleton { id in UserSession(id: id, client: self.client()) } }
 
     var chainA: Provider<ChainA> { factory { ChainA() } }
     var chainB: Provider<ChainB> { factory { ChainB(a: self.chainA()) } }

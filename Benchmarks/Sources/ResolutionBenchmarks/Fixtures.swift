@@ -27,6 +27,17 @@ final class StubClient: Client {
 /// which may contain no closure, can install it (`override(\.client, makeStubClient)`).
 func makeStubClient() -> any Client { StubClient() }
 
+/// One signed-in user's session, built from the app-wide client: a provider family's
+/// member, of which a server keeps one per user.
+final class UserSession: Sendable {
+    let id: Int
+    let client: any Client
+    init(id: Int, client: any Client) { (self.id, self.client) = (id, client) }
+}
+
+/// Builds a test's session, for the `override-member` loop (a function, not a closure).
+func makeStubSession() -> UserSession { UserSession(id: -1, client: StubClient()) }
+
 // The five-level chain of scenario C: E needs D needs C needs B needs A.
 
 final class ChainA: Sendable {

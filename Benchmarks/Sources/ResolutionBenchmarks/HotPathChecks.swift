@@ -147,6 +147,23 @@ func checkFirstResolutions() -> Container {
 
 /// Operation 8: a test world serves its own stub, leaves its parent untouched, and is
 /// freed when dropped.
+/// How many users' sessions the `override-member` container built.
+let sessionsBuilt = 12_000
+
+/// A container with `sessionsBuilt` sessions built from its client: overriding one
+/// session serves the stub for that user alone, and keeps the others and the client.
+func checkMemberOverrides() -> DependencyContainer {
+    let container = DependencyContainer()
+    let client = container.client()
+    for user in 0..<sessionsBuilt { precondition(container.session(user).client === client) }
+    let kept = container.session(1)
+    container.override(\.session[0], makeStubSession)
+    precondition(container.session(0).client.isStub && container.session(1) === kept)
+    container.reset(\.session[0])
+    precondition(container.session(0).client === client && container.client() === client)
+    return container
+}
+
 func checkTestWorlds() -> Container {
     weak var weakWorld: DependencyContainer?
     do {

@@ -137,6 +137,15 @@ enum HotPath: String, CaseIterable {
     /// By hand: a factory function assigned, then called.
     case overrideDirect = "override-direct"
 
+    /// A container that built 12,000 users' sessions, each from the client (a provider
+    /// family's members): one user's session overridden with a stub, then resolved, a
+    /// different user each time. A test that stubs one user of many, or a server that
+    /// replaces one signed-in user's session.
+    case overrideMember = "override-member"
+    /// The same container: one user's session, already built, resolved again, a different
+    /// user each time. What a request does to find its user's session.
+    case cachedMember = "cached-member"
+
     /// A new `DependencyContainer()`, its 200 singletons `first0 … first199` resolved once,
     /// the container dropped.
     case first200
@@ -504,6 +513,21 @@ func hotPathFirst200DirectLoop(_ count: Int) {
 // MARK: - 8. A test world (swift-dependencies' is `hotPathOverrideDependenciesLoop`)
 
 @inline(never)
+func hotPathOverrideMemberLoop(_ container: DependencyContainer, _ count: Int) {
+    for user in 0..<count {
+        container.override(\.session[user % sessionsBuilt], makeStubSession)
+        blackHole(container.session(user % sessionsBuilt))
+    }
+}
+
+@inline(never)
+func hotPathCachedMemberLoop(_ count: Int, _ container: DependencyContainer) {
+    for user in 0..<count {
+        blackHole(container.session(user % sessionsBuilt))
+    }
+}
+
+@inline(never)
 func hotPathTestWorldLoop(_ count: Int) {
     for _ in 0..<count {
         let world = DependencyContainer(parent: .mocks)
@@ -677,6 +701,10 @@ func runHotPath(_ path: HotPath, count: Int) {
         case .overrideDirect: hotPathOverrideDirectLoop(root, count)
         default: hotPathOverrideMainLoop(count)
         }
+    case .overrideMember:
+        hotPathOverrideMemberLoop(checkMemberOverrides(), count)
+    case .cachedMember:
+        hotPathCachedMemberLoop(count, checkMemberOverrides())
     case .first200, .first200Swinject, .first200Dependencies, .first200Direct:
         let swinject = checkFirstResolutions()
         switch path {
