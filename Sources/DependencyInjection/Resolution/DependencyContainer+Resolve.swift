@@ -109,17 +109,22 @@ extension DependencyContainer {
         servingScope: ObjectIdentifier?
     ) -> Preparation {
         let (resolution, claim) = begin(key, name, scope, type, servingScope: servingScope)
+        // What is served here ends the resolution here: it lets go of what it held as a
+        // built one does (``Resolution/finish(in:keeping:teardown:)``).
         if scope == .graph, let box = resolution.graphInstance(in: self) {
             resolution.traced?.finish(outcome: .cached)
+            resolution.letGoOfOverrideAndTrace()
             return .ready(box)
         }
         switch claim {
         case .cached(let object):
             resolution.traced?.finish(outcome: .cached)
+            resolution.letGoOfOverrideAndTrace()
             return .ready(object)
         case .await(let construction):
             let box = construction.wait(as: resolution.owner, innermost: resolution.enclosing)
             resolution.traced?.finish(outcome: .awaited)
+            resolution.letGoOfOverrideAndTrace()
             return .ready(box)
         case .build:
             return .build(resolution)
@@ -266,8 +271,12 @@ extension DependencyContainer {
                 isListed: false)
         }
         if scope == .shared, case .cached(let instance) = claim { releaseHolds(ofShared: instance, key) }
-        if let tracer, let trace = Trace(tracer, name: name, type: type, scope: scope, enclosing: resolution.enclosing) {
-            resolution.startTrace(trace)
+        if let tracer {
+            if let trace = Trace(tracer, name: name, type: type, scope: scope, enclosing: resolution.enclosing) {
+                resolution.startTrace(trace)
+            } else {
+                resolution.keepUntraced(tracer)
+            }
         }
         switch claim {
         case .cached: return (resolution, claim)
@@ -480,10 +489,27 @@ final class Resolution: Frame, @unchecked Sendable {
     /// Lets go of the override and the trace this resolution held while it built: here,
     /// outside every construction of its owner; inside one, when the outermost ends
     /// (``Frame/hold(_:_:)``), as the reference may be the last.
-    private func letGoOfOverrideAndTrace() {
-        guard override != nil || traced != nil else { return }
-        Frame.outermost(of: owner, from: enclosing)?.hold(override, traced)
+    func letGoOfOverrideAndTrace() {
+        guard override != nil || traced != nil || holdsObjectsUntilEnd else { return }
+        if let outermost = Frame.outermost(of: owner, from: enclosing) {
+            outermost.hold(override, traced)
+            moveHeldObjects(to: outermost)
+        }
         (override, traced) = (nil, nil)
+    }
+
+    /// Keeps `tracer`, the container's, which traces nothing of this resolution (it runs
+    /// inside a construction that was not traced), as ``letGoOfOverrideAndTrace()`` keeps
+    /// a trace: this reference is the last when another thread removed the tracer
+    /// meanwhile, and a `deinit` of what its closure captured may resolve what this
+    /// resolution claimed, or what encloses it. A listed construction keeps it until it
+    /// completes; any other hands it to the outermost resolution around it, if any.
+    func keepUntraced(_ tracer: ResolutionTracer) {
+        if isListed {
+            hold(nil, tracer)
+        } else {
+            Frame.outermost(of: Owner.current, from: enclosing)?.hold(nil, tracer)
+        }
     }
 
     /// The frame in which an asynchronous construction of this resolution builds, for the

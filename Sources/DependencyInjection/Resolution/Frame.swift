@@ -206,6 +206,10 @@ class Frame: @unchecked Sendable {
     /// the first in a slot of its own, the rest in an array, made for the second. A request
     /// whose handler resolves the request's user through the scope's override holds one,
     /// and an array for it cost every such request an allocation, some 1,100 instructions.
+    /// The outermost active frame of this frame's owner around it, once a walk found it
+    /// (``outermost(of:from:)``); unretained, as it outlives this frame's activity. Only the
+    /// owner reads or writes it, while the frame is active.
+    @exclusivity(unchecked) var knownOutermost: Unmanaged<Frame>?
     @exclusivity(unchecked) private var firstHeld: AnyObject?
     @exclusivity(unchecked) private var moreHeld: [AnyObject]?
     /// Whether this frame lets go of what it holds until its end (its graph instances, and
@@ -256,7 +260,7 @@ class Frame: @unchecked Sendable {
         (self.keepsResult, self.site, self.owner) = (keepsResult, site, owner)
         (self.parent, self.trace, depth) = (parent, trace, parent?.depth ?? -1)
         traceEvent = Frame.event(in: trace, under: parent)
-        (bucket, sameBucketBelow) = (Frame.bucket(of: key, in: storage), nil)
+        (bucket, sameBucketBelow, knownOutermost) = (Frame.bucket(of: key, in: storage), nil, nil)
         var ended: UnsafeRawPointer? = nil
         _ = _stdlib_atomicCompareExchangeStrongPtr(
             object: activeWordAddress, expected: &ended, desired: UnsafeRawPointer(bitPattern: 1))
@@ -624,6 +628,18 @@ class Frame: @unchecked Sendable {
     final func hold(_ override: AnyObject?, _ trace: AnyObject?) {
         if let override { hold(override) }
         if let trace { hold(trace) }
+    }
+
+    /// Whether this frame holds an override or a tracer until its end.
+    final var holdsObjectsUntilEnd: Bool { firstHeld != nil }
+
+    /// Hands the overrides and tracers this frame holds to `outermost`, which encloses it.
+    final func moveHeldObjects(to outermost: Frame) {
+        guard let first = firstHeld else { return }
+        let more = moreHeld
+        (firstHeld, moreHeld) = (nil, nil)
+        outermost.hold(first)
+        for object in more ?? [] { outermost.hold(object) }
     }
 
     private func hold(_ object: AnyObject) {

@@ -52,12 +52,25 @@ extension Frame {
     /// The frame of the outermost resolution that `owner` runs, seen from `innermost`; nil
     /// outside any resolution of `owner`. Frames inherited from the task that started this
     /// one belong to another owner, and ended frames to nobody: both end the walk.
+    ///
+    /// The walk stops at a frame that knows its outermost from an earlier walk, and the
+    /// frame it started from learns it: each resolution of a deep chain that hands an
+    /// override to its outermost (``Frame/hold(_:_:)``) would walk the whole chain again,
+    /// and a chain of n such levels cost n²/2 steps. What a frame knows holds while it is
+    /// active: the frames of its owner around it end only after it.
     static func outermost(of owner: Owner, from innermost: Frame?) -> Frame? {
         var outermost: Frame?
         var frame = innermost
         while let own = frame, own.owner == owner, own.isActive {
+            if let known = own.knownOutermost {
+                outermost = known.takeUnretainedValue()
+                break
+            }
             outermost = own
             frame = own.parent
+        }
+        if let innermost, let outermost, innermost !== outermost {
+            innermost.knownOutermost = Unmanaged.passUnretained(outermost)
         }
         return outermost
     }
