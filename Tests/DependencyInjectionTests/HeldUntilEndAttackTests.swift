@@ -41,9 +41,6 @@ final class HUEArgGate: @unchecked Sendable {
             return armed
         }
         if first {
-            if ProcessInfo.processInfo.environment["HUE_STACK"] != nil {
-                FileHandle.standardError.write(Data(Thread.callStackSymbols.prefix(14).joined(separator: "\n").utf8))
-            }
             gate.enterAndWait()
         }
     }
@@ -170,7 +167,7 @@ extension DependencyContainer {
     @Test func aGraphMemberFoundInTheOutermostLetsGoOfAReplacedOverrideOutsideTheConstruction() async {
         let passed = await #expect(processExitsWith: .success) { Self.graphMemberFoundWhileOverrideReplaced() }
         if passed == nil {
-            Self.record(await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            recordStop(of: await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
                 Self.graphMemberFoundWhileOverrideReplaced()
             })
         }
@@ -212,15 +209,11 @@ extension DependencyContainer {
     }
 
     @Test func aFirstReadLetsGoOfAReplacedOverrideSoThatADeinitReadingThePropertyGetsIt() async {
-        // Known issue (CHANGELOG): a first read that is the outermost frame lets go of
-        // what it held when the frame ends, before the read publishes.
-        await withKnownIssue("a first read lets go of what it held before it publishes") {
-            let passed = await #expect(processExitsWith: .success) { Self.firstReadWhileOverrideReplaced() }
-            if passed == nil {
-                Self.record(await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-                    Self.firstReadWhileOverrideReplaced()
-                })
-            }
+        let passed = await #expect(processExitsWith: .success) { Self.firstReadWhileOverrideReplaced() }
+        if passed == nil {
+            recordStop(of: await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+                Self.firstReadWhileOverrideReplaced()
+            })
         }
     }
 
@@ -264,7 +257,7 @@ extension DependencyContainer {
     @Test func aPlainFactoryOutermostLetsGoOnceItEnded() async {
         let passed = await #expect(processExitsWith: .success) { Self.plainFactoryOutermost() }
         if passed == nil {
-            Self.record(await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            recordStop(of: await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
                 Self.plainFactoryOutermost()
             })
         }
@@ -364,7 +357,7 @@ extension DependencyContainer {
     @Test func aDeepChainOfReplacedOverridesLetsGoOfThemAllOnceTheOutermostCompleted() async {
         let passed = await #expect(processExitsWith: .success) { Self.deepChainOfReplacedOverrides() }
         if passed == nil {
-            Self.record(await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            recordStop(of: await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
                 Self.deepChainOfReplacedOverrides()
             })
         }
@@ -412,7 +405,7 @@ extension DependencyContainer {
     @Test func removingTheTracerWhileATracedConstructionRunsIsNoCycle() async {
         let passed = await #expect(processExitsWith: .success) { Self.tracerRemovedWhileTraced(false) }
         if passed == nil {
-            Self.record(await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            recordStop(of: await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
                 Self.tracerRemovedWhileTraced(false)
             })
         }
@@ -421,7 +414,7 @@ extension DependencyContainer {
     @Test func removingTheTracerAndTheOverrideWhileATracedConstructionRunsIsNoCycle() async {
         let passed = await #expect(processExitsWith: .success) { Self.tracerRemovedWhileTraced(true) }
         if passed == nil {
-            Self.record(await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            recordStop(of: await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
                 Self.tracerRemovedWhileTraced(true)
             })
         }
@@ -435,7 +428,7 @@ extension DependencyContainer {
     /// read, while others replace the override and swap the tracer.
     static func threadsReplaceWhileOthersResolve() {
         endProcessIfHung("threadsReplaceWhileOthersResolve")
-        let rounds = Int(ProcessInfo.processInfo.environment["HUE_ROUNDS"] ?? "") ?? 400
+        let rounds = 400
         let reported = Counter()
         let made = Counter()
         for _ in 0..<rounds {
@@ -481,7 +474,7 @@ extension DependencyContainer {
     @Test func threadsReplacingOverridesAndTracersWhileOthersResolveFindNoCycle() async {
         let passed = await #expect(processExitsWith: .success) { Self.threadsReplaceWhileOthersResolve() }
         if passed == nil {
-            Self.record(await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            recordStop(of: await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
                 Self.threadsReplaceWhileOthersResolve()
             })
         }
@@ -520,7 +513,7 @@ extension DependencyContainer {
     @Test func graphMemberRaceWithoutAGate() async {
         let passed = await #expect(processExitsWith: .success) { Self.graphMemberRaceUngated() }
         if passed == nil {
-            Self.record(await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            recordStop(of: await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
                 Self.graphMemberRaceUngated()
             })
         }
@@ -541,27 +534,11 @@ extension DependencyContainer {
     }
 
     @Test func aGraphInstanceOfAFirstReadWhoseDeinitReadsThePropertyIsNoCycle() async {
-        // Known issue (CHANGELOG): a first read that is the outermost frame lets go of
-        // what it held when the frame ends, before the read publishes.
-        await withKnownIssue("a first read lets go of what it held before it publishes") {
-            let passed = await #expect(processExitsWith: .success) { Self.graphInstanceOfAFirstReadReadsTheProperty() }
-            if passed == nil {
-                Self.record(await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-                    Self.graphInstanceOfAFirstReadReadsTheProperty()
-                })
-            }
-        }
-    }
-
-    /// Records the message the child process stopped with.
-    static func record(_ result: ExitTest.Result?) {
-        let output = standardError(of: result)
-        if let start = output.range(of: "Fatal error: ") {
-            Issue.record("stopped with: \(output[start.upperBound...].prefix { $0 != "\n" })")
-        } else if !output.isEmpty {
-            Issue.record("standard error: \(output.prefix(900))")
-        } else {
-            Issue.record("no standard error")
+        let passed = await #expect(processExitsWith: .success) { Self.graphInstanceOfAFirstReadReadsTheProperty() }
+        if passed == nil {
+            recordStop(of: await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+                Self.graphInstanceOfAFirstReadReadsTheProperty()
+            })
         }
     }
 }

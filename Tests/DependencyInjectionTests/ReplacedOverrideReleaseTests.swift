@@ -144,7 +144,7 @@ extension DependencyContainer {
     @Test func overridingAgainWhileAnotherThreadBuildsThroughTheOverrideIsNoCycle() async {
         let passed = await #expect(processExitsWith: .success) { Self.changeWhileAnotherThreadBuilds(.overrideAgain) }
         if passed == nil {
-            Self.record(await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            recordStop(of: await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
                 Self.changeWhileAnotherThreadBuilds(.overrideAgain)
             })
         }
@@ -153,7 +153,7 @@ extension DependencyContainer {
     @Test func resettingWhileAnotherThreadBuildsThroughTheOverrideIsNoCycle() async {
         let passed = await #expect(processExitsWith: .success) { Self.changeWhileAnotherThreadBuilds(.reset) }
         if passed == nil {
-            Self.record(await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            recordStop(of: await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
                 Self.changeWhileAnotherThreadBuilds(.reset)
             })
         }
@@ -162,7 +162,7 @@ extension DependencyContainer {
     @Test func resettingADecorationWhileAnotherThreadBuildsThroughItIsNoCycle() async {
         let passed = await #expect(processExitsWith: .success) { Self.changeWhileAnotherThreadBuilds(.resetDecoration) }
         if passed == nil {
-            Self.record(await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            recordStop(of: await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
                 Self.changeWhileAnotherThreadBuilds(.resetDecoration)
             })
         }
@@ -202,7 +202,7 @@ extension DependencyContainer {
     @Test func resettingAFamilyWhileAnotherThreadBuildsAMemberThroughItIsNoCycle() async {
         let passed = await #expect(processExitsWith: .success) { Self.resetFamilyWhileAnotherThreadBuilds() }
         if passed == nil {
-            Self.record(await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            recordStop(of: await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
                 Self.resetFamilyWhileAnotherThreadBuilds()
             })
         }
@@ -241,7 +241,7 @@ extension DependencyContainer {
     @Test func replacingAStubWhileThreadsResolveIsNoCycle() async {
         let passed = await #expect(processExitsWith: .success) { Self.replaceWhileThreadsResolve() }
         if passed == nil {
-            Self.record(await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            recordStop(of: await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
                 Self.replaceWhileThreadsResolve()
             })
         }
@@ -260,19 +260,9 @@ extension DependencyContainer {
     @Test func aGraphInstanceGoesOnceTheOutermostConstructionCompleted() async {
         let passed = await #expect(processExitsWith: .success) { Self.resolveAReportThatLogs() }
         if passed == nil {
-            Self.record(await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            recordStop(of: await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
                 Self.resolveAReportThatLogs()
             })
-        }
-    }
-
-    /// Records the message the child process stopped with.
-    static func record(_ result: ExitTest.Result?) {
-        let output = standardError(of: result)
-        if let start = output.range(of: "Fatal error: ") {
-            Issue.record("stopped with: \(output[start.upperBound...].prefix { $0 != "\n" })")
-        } else if !output.isEmpty {
-            Issue.record("standard error: \(output.prefix(600))")
         }
     }
 }

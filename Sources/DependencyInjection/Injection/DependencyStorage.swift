@@ -355,20 +355,24 @@ final class DependencyStorage: @unchecked Sendable {
                 retire(swapPublished(box.takeUnretainedValue()))
                 return (Unmanaged<AnyObject>.fromOpaque(given).takeRetainedValue(), nil, true)
             }
+            // The waiters wake before the read lets go of anything: the last reference to
+            // the container it resolved from, when the property switched meanwhile, runs
+            // the `deinit`s of what that container kept, and one may resolve what a waiter
+            // is building while it waits for this read.
+            waiting?.finish(.success(box.takeUnretainedValue()))
+            // What the read, the outermost frame of its thread, held until its end (an
+            // override replaced meanwhile, `graph` instances) goes only now that the read
+            // has published: a `deinit` there may read this very property.
+            frame._withUnsafeGuaranteedRef { if $0.holdsSomethingUntilEnd { $0.releaseHeldUntilEnd() } }
+            // Not handed back to the word: the resolution lets its reference go (the state
+            // in full holds one of its own).
+            if !alone { container.release() }
             // Kept for the thread's next first read when no one else can have read it: no
             // other owner came to it through this storage (the state would be in full), and
             // this thread bound no frame as a task-local value meanwhile, which a task could
             // inherit and walk to it. Only after unlocking: letting go of what it refers to
             // may run a `deinit`.
             if alone && ThreadFrames.bindingsMade == bindingsBefore { ThreadFrames.keepSpare(&ended) }
-            // The waiters wake before the read lets go of anything: the last reference to
-            // the container it resolved from, when the property switched meanwhile, runs
-            // the `deinit`s of what that container kept, and one may resolve what a waiter
-            // is building while it waits for this read.
-            waiting?.finish(.success(box.takeUnretainedValue()))
-            // Not handed back to the word: the resolution lets its reference go (the state
-            // in full holds one of its own).
-            if !alone { container.release() }
             withExtendedLifetime(ended) {}
             trace?.deliver()
             return box

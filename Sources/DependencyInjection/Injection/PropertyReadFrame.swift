@@ -20,6 +20,22 @@ final class PropertyReadFrame: Frame, @unchecked Sendable {
     /// for the read to deliver when it ends (``takeDeferredTrace()``).
     @exclusivity(unchecked) private var deferredTrace: TraceBatch?
 
+    /// A first read lets go of what it held until its end (``Frame/releaseHeldUntilEnd()``)
+    /// once it has published, not when its frame ends: a `deinit` of a `graph` instance it
+    /// built, or of what a replaced override captured, may read that very property, and
+    /// would find the read still running, a cycle.
+    override init(
+        container: ObjectIdentifier, building: DependencyContainer, keepsResult: Bool, key: RegistrationKey,
+        site: Site, servesScope: ObjectIdentifier?, trace: TraceBatch?, owner: Owner, parent: Frame?,
+        countsALevel: Bool = true, traceEvent: Int? = nil
+    ) {
+        super.init(
+            container: container, building: building, keepsResult: keepsResult, key: key, site: site,
+            servesScope: servesScope, trace: trace, owner: owner, parent: parent, countsALevel: countsALevel,
+            traceEvent: traceEvent)
+        releasesHeldOnCompletion = true
+    }
+
     /// The batch that a resolution starting in this frame, outside every construction,
     /// joins: the one an earlier resolution of this read made, or `made()`, kept for the
     /// read to deliver.

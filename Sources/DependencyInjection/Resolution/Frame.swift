@@ -201,21 +201,24 @@ class Frame: @unchecked Sendable {
     /// its owner touches them, one step at a time, while the frame is active, and they go
     /// when it ends. Exclusivity is not checked dynamically: every construction would pay.
     @exclusivity(unchecked) var graphInstances = GraphInstances()
+    /// The outermost active frame of this frame's owner around it, once a walk found it
+    /// (``outermost(of:from:)``); unretained, as it outlives this frame's activity. Only the
+    /// owner reads or writes it, while the frame is active.
+    @exclusivity(unchecked) var knownOutermost: Unmanaged<Frame>?
     /// What resolutions running inside this frame, the outermost of its owner, held of an
     /// override or a tracer when they ended, kept until this frame ends (``hold(_:_:)``):
     /// the first in a slot of its own, the rest in an array, made for the second. A request
     /// whose handler resolves the request's user through the scope's override holds one,
     /// and an array for it cost every such request an allocation, some 1,100 instructions.
-    /// The outermost active frame of this frame's owner around it, once a walk found it
-    /// (``outermost(of:from:)``); unretained, as it outlives this frame's activity. Only the
-    /// owner reads or writes it, while the frame is active.
-    @exclusivity(unchecked) var knownOutermost: Unmanaged<Frame>?
     @exclusivity(unchecked) private var firstHeld: AnyObject?
     @exclusivity(unchecked) private var moreHeld: [AnyObject]?
     /// Whether this frame lets go of what it holds until its end (its graph instances, and
-    /// ``heldUntilEnd``) only once its container has completed the construction, not when
-    /// the frame ends: a construction the container lists is still listed then, and a
-    /// `deinit` that resolves it would wait for it on the thread that is to complete it.
+    /// what ``hold(_:_:)`` kept) only after the frame ends, through
+    /// ``releaseHeldUntilEnd()``, not in ``end()``: a construction the container lists,
+    /// once the container has completed it (it is still listed when the frame ends, and a
+    /// `deinit` that resolved it would wait for it on the thread that is to complete it);
+    /// a property's first read, once it has published (a `deinit` reading the property
+    /// would find the read still running).
     @exclusivity(unchecked) var releasesHeldOnCompletion = false
     /// What the construction of a `graph` or `shared` instance noted of the `@Dependency`
     /// properties created under it holding its container strongly (``StrongHolders``),
@@ -651,13 +654,13 @@ class Frame: @unchecked Sendable {
         }
     }
 
+    /// Whether this frame holds anything until its end.
+    final var holdsSomethingUntilEnd: Bool { firstHeld != nil || !graphInstances.isEmpty }
+
     /// Lets go of what this frame held until its end, its graph instances too: outside
     /// every lock, once the frame has ended. Each is looked at in place, and most frames
     /// hold nothing: taken out together, as a tuple holding an `Any`, they were destroyed
     /// through value witnesses, some 140 instructions of every first build.
-    /// Whether this frame holds anything until its end.
-    final var holdsSomethingUntilEnd: Bool { firstHeld != nil || !graphInstances.isEmpty }
-
     @inline(never)
     final func releaseHeldUntilEnd() {
         if firstHeld != nil {
