@@ -109,22 +109,19 @@ extension DependencyContainer {
         servingScope: ObjectIdentifier?
     ) -> Preparation {
         let (resolution, claim) = begin(key, name, scope, type, servingScope: servingScope)
-        // What is served here ends the resolution here: it lets go of what it held as a
-        // built one does (``Resolution/finish(in:keeping:teardown:)``).
+        // What is served here ends the resolution here, as a built one ends
+        // (``Resolution/finish(in:keeping:teardown:)``).
         if scope == .graph, let box = resolution.graphInstance(in: self) {
-            resolution.traced?.finish(outcome: .cached)
-            resolution.letGoOfOverrideAndTrace()
+            resolution.conclude(.cached)
             return .ready(box)
         }
         switch claim {
         case .cached(let object):
-            resolution.traced?.finish(outcome: .cached)
-            resolution.letGoOfOverrideAndTrace()
+            resolution.conclude(.cached)
             return .ready(object)
         case .await(let construction):
             let box = construction.wait(as: resolution.owner, innermost: resolution.enclosing)
-            resolution.traced?.finish(outcome: .awaited)
-            resolution.letGoOfOverrideAndTrace()
+            resolution.conclude(.awaited)
             return .ready(box)
         case .build:
             return .build(resolution)
@@ -481,15 +478,27 @@ final class Resolution: Frame, @unchecked Sendable {
         } else if let box {
             keepGraphInstance(box, in: container)
         }
-        traced?.finish(outcome: outcome)
-        letGoOfOverrideAndTrace()
+        conclude(outcome)
         if isListed && holdsSomethingUntilEnd { releaseHeldUntilEnd() }
     }
 
-    /// Lets go of the override and the trace this resolution held while it built: here,
-    /// outside every construction of its owner; inside one, when the outermost ends
-    /// (``Frame/hold(_:_:)``), as the reference may be the last.
-    func letGoOfOverrideAndTrace() {
+    /// Concludes this resolution, built or served (a cached instance, a `graph` instance,
+    /// another owner's construction): traces its outcome, then lets go of the override and
+    /// the trace it held, here outside every construction of its owner, or inside one
+    /// when the outermost ends (``Frame/hold(_:_:)``), as the reference may be the last.
+    ///
+    /// ```swift
+    /// case .cached(let object):
+    ///     resolution.conclude(.cached)
+    ///     return .ready(object)
+    /// ```
+    func conclude(_ outcome: ResolutionEvent.Outcome) {
+        traced?.finish(outcome: outcome)
+        letGoOfOverrideAndTrace()
+    }
+
+    /// Lets go of the override and the trace this resolution held (``conclude(_:)``).
+    private func letGoOfOverrideAndTrace() {
         guard override != nil || traced != nil || holdsObjectsUntilEnd else { return }
         if let outermost = Frame.outermost(of: owner, from: enclosing) {
             outermost.hold(override, traced)
