@@ -15,11 +15,23 @@
 /// Circular dependency: subscript(track: 3) (App/Tracks.swift:8) -> subscript(track: 4) (App/Tracks.swift:8) -> subscript(track: 3)
 /// ```
 ///
+/// A cycle that closes on a registration named after a function with parameters, with
+/// no argument, is most often no cycle in the app's graph but a helper that wraps
+/// `singleton` without passing its caller's site on: every property written with it is
+/// the helper's one registration, so one that resolves another resolves itself. The
+/// message then says how to fix the helper (``CycleStep/unforwardedHelperHint``):
+///
+/// ```text
+/// Circular dependency: cached(_:) (App/Helpers.swift:9) -> cached(_:). If cached(_:) is a helper …
+/// ```
+///
 /// It stops in release builds too: a cycle would otherwise overflow the stack or hang.
 enum CycleReport {
     static func stop(_ chain: [CycleStep], closing: CycleStep) -> Never {
         let first = chain.first ?? closing
-        fatalError("Circular dependency: " + (chain.map(\.description) + [closing.nameText]).joined(separator: " -> "),
+        fatalError(
+            "Circular dependency: " + (chain.map(\.description) + [closing.nameText]).joined(separator: " -> ")
+                + closing.unforwardedHelperHint,
             file: first.site.fileID, line: first.site.line)
     }
 }
@@ -55,6 +67,31 @@ struct CycleStep: CustomStringConvertible {
 
     /// `loop(3) (App/Loops.swift:4)`.
     var description: String { "\(nameText) (\(site.fileID):\(site.line))" }
+
+    /// What the message adds when this step, the one that closes a cycle, may be a helper
+    /// that registers for several properties and does not pass its caller's site on: a
+    /// registration named after a function that takes parameters (`cached(_:)`, not a
+    /// property's `apiClient`, a function's `client()` or a subscript), built with no
+    /// argument. Empty otherwise. A registration function whose parameters are not its
+    /// argument is one registration for every call either way, which the same fix names.
+    ///
+    /// ```swift
+    /// CycleStep(site: frame.site, argument: nil).unforwardedHelperHint
+    /// // ". If cached(_:) is a helper that calls `singleton`, …"
+    /// ```
+    var unforwardedHelperHint: String {
+        guard argument == nil, case .registration = site.name else { return "" }
+        let name = site.nameText
+        guard !name.hasPrefix("subscript("), let open = name.firstIndex(of: "("), name[open...].contains(":") else {
+            return ""
+        }
+        return ". If \(name) is a helper that calls `singleton`, `factory` or `shared` for several properties, "
+            + "they are all this one registration, and one that resolves another resolves itself: give the "
+            + "helper `name`, `fileID`, `line` and `column` parameters defaulting to `#function`, `#fileID`, "
+            + "`#line` and `#column`, and pass them on (\"Helpers that return providers\" in Registering "
+            + "dependencies); instances that differ by a value take it as the registration's argument, "
+            + "`singleton(value) { … }`"
+    }
 
     /// How the argument reads in a message: a number, a string (quoted), a Boolean, a
     /// `UUID` or a `URL` as the code writes it, shortened past 60 characters so that one
