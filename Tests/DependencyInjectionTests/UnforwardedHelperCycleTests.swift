@@ -47,6 +47,33 @@ extension DependencyContainer {
     }
 }
 
+extension DependencyContainer {
+    /// Passes `name` on but not the site: every property is one registration, under the
+    /// name of the property that reached it.
+    func uhcNamed<T: Sendable>(name: StaticString = #function, _ make: @escaping @Sendable () -> T) -> Provider<T> {
+        singleton(name: name, make)
+    }
+
+    var uhcNamedAPIClient: Provider<UHCClient> { uhcNamed { UHCClient(host: "api", cdn: self.uhcNamedCDNClient()) } }
+    var uhcNamedCDNClient: Provider<UHCClient> { uhcNamed { UHCClient(host: "cdn", cdn: nil) } }
+
+    /// Passes the site on but not `name`: each property is a registration of its own, both
+    /// named after the helper, and these two make a real cycle.
+    func uhcSited<T: Sendable>(
+        fileID: StaticString = #fileID, line: UInt = #line, column: UInt = #column, _ make: @escaping @Sendable () -> T
+    ) -> Provider<T> {
+        singleton(fileID: fileID, line: line, column: column, make)
+    }
+
+    var uhcSitedA: Provider<UHCClient> { uhcSited { UHCClient(host: "a", cdn: self.uhcSitedB()) } }
+    var uhcSitedB: Provider<UHCClient> { uhcSited { UHCClient(host: "b", cdn: self.uhcSitedA()) } }
+
+    /// A name given by hand that reads like a call, resolving itself.
+    var uhcNamedByHand: Provider<UHCClient> {
+        singleton(name: "session (region: eu)") { UHCClient(host: "eu", cdn: self.uhcNamedByHand()) }
+    }
+}
+
 @Suite struct UnforwardedHelperCycleTests {
     @Test func aHelperThatDoesNotPassItsCallersSiteOnStopsWithAMessageThatSaysHowToFixIt() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
@@ -56,7 +83,41 @@ extension DependencyContainer {
         let output = standardError(of: result)
         #expect(output.contains("Circular dependency: uhcCached(_:) (DependencyInjectionTests/UnforwardedHelperCycleTests.swift:"))
         #expect(output.contains("If uhcCached(_:) is a helper that calls `singleton`, `factory` or `shared` for several properties"))
-        #expect(output.contains("`name`, `fileID`, `line` and `column` parameters defaulting to `#function`, `#fileID`, `#line` and `#column`, and pass them on"))
+        #expect(output.contains("Give the helper the `name`, `fileID`, `line`, `column` and `isolation` parameters of the registration it calls, with the same defaults"))
+        #expect(output.contains("and pass them all on"))
+    }
+
+    @Test func aHelperThatPassesOnlyTheNameOnStopsWithAMessageThatSaysBothNamesAreOneRegistration() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            endProcessIfHung("namedHelper")
+            _ = DependencyContainer().uhcNamedAPIClient()
+        }
+        let output = standardError(of: result)
+        #expect(output.contains("Circular dependency: uhcNamedAPIClient (DependencyInjectionTests/UnforwardedHelperCycleTests.swift:"))
+        #expect(output.contains("-> uhcNamedCDNClient. uhcNamedAPIClient and uhcNamedCDNClient are one registration, declared at DependencyInjectionTests/UnforwardedHelperCycleTests.swift:"))
+        #expect(output.contains("a helper that passes `name` on but not `fileID`, `line` and `column`"))
+        #expect(output.contains("`isolation`"))
+    }
+
+    @Test func aRealCycleBetweenTwoPropertiesOfAHelperThatPassesItsSiteOnGetsNoHint() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            endProcessIfHung("sitedHelper")
+            _ = DependencyContainer().uhcSitedA()
+        }
+        let output = standardError(of: result)
+        #expect(output.contains("Circular dependency: uhcSited(fileID:line:column:_:) (DependencyInjectionTests/UnforwardedHelperCycleTests.swift:"))
+        #expect(!output.contains("is a helper"))
+        #expect(!output.contains("one registration"))
+    }
+
+    @Test func aNameGivenByHandThatReadsLikeACallGetsNoHint() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            endProcessIfHung("namedByHand")
+            _ = DependencyContainer().uhcNamedByHand()
+        }
+        let output = standardError(of: result)
+        #expect(output.contains("Circular dependency: session (region: eu) ("))
+        #expect(!output.contains("is a helper"))
     }
 
     @Test func theFixedHelperRegistersEachPropertyOnItsOwn() {

@@ -15,11 +15,10 @@
 /// Circular dependency: subscript(track: 3) (App/Tracks.swift:8) -> subscript(track: 4) (App/Tracks.swift:8) -> subscript(track: 3)
 /// ```
 ///
-/// A cycle that closes on a registration named after a function with parameters, with
-/// no argument, is most often no cycle in the app's graph but a helper that wraps
-/// `singleton` without passing its caller's site on: every property written with it is
-/// the helper's one registration, so one that resolves another resolves itself. The
-/// message then says how to fix the helper (``CycleStep/unforwardedHelperHint``):
+/// A cycle may be no cycle in the app's graph but a helper that wraps `singleton` without
+/// passing its caller's site on: every property written with it is the helper's one
+/// registration, so one that resolves another resolves itself. The message then says how
+/// to fix the helper (``CycleReport/unforwardedHelperHint(_:closing:)``):
 ///
 /// ```text
 /// Circular dependency: cached(_:) (App/Helpers.swift:9) -> cached(_:). If cached(_:) is a helper …
@@ -31,9 +30,48 @@ enum CycleReport {
         let first = chain.first ?? closing
         fatalError(
             "Circular dependency: " + (chain.map(\.description) + [closing.nameText]).joined(separator: " -> ")
-                + closing.unforwardedHelperHint,
+                + unforwardedHelperHint(chain, closing: closing),
             file: first.site.fileID, line: first.site.line)
     }
+
+    /// What the message adds when the cycle looks like a helper that registers for several
+    /// properties without passing its caller's site on; empty otherwise. A cycle closes on
+    /// the registration of its first step, so two signs tell such a helper:
+    ///
+    /// - The first step has another name than the closing one: one registration reached
+    ///   under two names, from a helper that passes `name` on but not the site
+    ///   (`apiClient -> cdnClient`). An alias returns the provider it stands for, with
+    ///   that provider's name, and is never named twice.
+    /// - The closing step is a registration named after a function with parameters
+    ///   (`cached(_:)`, not a property's `apiClient`, a function's `client()`, a subscript
+    ///   or a name given by hand, `"session (eu)"`), built with no argument, and no step of
+    ///   the chain has that name at another place: a helper that passes its site on gives
+    ///   each property a registration of its own, and a cycle between two of them is real.
+    ///
+    /// A registration function whose parameters are not its argument is one registration
+    /// for every call either way; its self-cycle gets the hint, which says "if".
+    static func unforwardedHelperHint(_ chain: [CycleStep], closing: CycleStep) -> String {
+        guard closing.argument == nil, case .registration = closing.site.name else { return "" }
+        let name = closing.site.nameText
+        if let first = chain.first, case .registration = first.site.name, first.site.nameText != name {
+            return ". \(first.site.nameText) and \(name) are one registration, declared at "
+                + "\(first.site.fileID):\(first.site.line): a helper that passes `name` on but not `fileID`, "
+                + "`line` and `column` makes every property written with it one registration. " + helperFix
+        }
+        guard !name.hasPrefix("subscript("), let open = name.firstIndex(of: "("), open > name.startIndex,
+            !name[..<open].contains(" "), name[open...].contains(":"),
+            !chain.contains(where: { $0.site.nameText == name && $0.site.description != closing.site.description })
+        else { return "" }
+        return ". If \(name) is a helper that calls `singleton`, `factory` or `shared` for several properties, "
+            + "they are all this one registration, and one that resolves another resolves itself. " + helperFix
+            + "; instances that differ by a value take it as the registration's argument, `singleton(value) { … }`"
+    }
+
+    /// How to fix a helper that does not pass its caller's site on.
+    private static let helperFix = "Give the helper the `name`, `fileID`, `line`, `column` and `isolation` "
+        + "parameters of the registration it calls, with the same defaults (`#function`, `#fileID`, `#line`, "
+        + "`#column`, `#isolation`; a main-actor registration has no `isolation`), and pass them all on "
+        + "(\"Helpers that return providers\" in Registering dependencies)"
 }
 
 /// One construction of a cycle's chain, as its message names it: where it is declared,
@@ -67,31 +105,6 @@ struct CycleStep: CustomStringConvertible {
 
     /// `loop(3) (App/Loops.swift:4)`.
     var description: String { "\(nameText) (\(site.fileID):\(site.line))" }
-
-    /// What the message adds when this step, the one that closes a cycle, may be a helper
-    /// that registers for several properties and does not pass its caller's site on: a
-    /// registration named after a function that takes parameters (`cached(_:)`, not a
-    /// property's `apiClient`, a function's `client()` or a subscript), built with no
-    /// argument. Empty otherwise. A registration function whose parameters are not its
-    /// argument is one registration for every call either way, which the same fix names.
-    ///
-    /// ```swift
-    /// CycleStep(site: frame.site, argument: nil).unforwardedHelperHint
-    /// // ". If cached(_:) is a helper that calls `singleton`, …"
-    /// ```
-    var unforwardedHelperHint: String {
-        guard argument == nil, case .registration = site.name else { return "" }
-        let name = site.nameText
-        guard !name.hasPrefix("subscript("), let open = name.firstIndex(of: "("), name[open...].contains(":") else {
-            return ""
-        }
-        return ". If \(name) is a helper that calls `singleton`, `factory` or `shared` for several properties, "
-            + "they are all this one registration, and one that resolves another resolves itself: give the "
-            + "helper `name`, `fileID`, `line` and `column` parameters defaulting to `#function`, `#fileID`, "
-            + "`#line` and `#column`, and pass them on (\"Helpers that return providers\" in Registering "
-            + "dependencies); instances that differ by a value take it as the registration's argument, "
-            + "`singleton(value) { … }`"
-    }
 
     /// How the argument reads in a message: a number, a string (quoted), a Boolean, a
     /// `UUID` or a `URL` as the code writes it, shortened past 60 characters so that one
