@@ -18,10 +18,12 @@
 /// A cycle may be no cycle in the app's graph but a helper that wraps `singleton` without
 /// passing its caller's site on: every property written with it is the helper's one
 /// registration, so one that resolves another resolves itself. The message then says how
-/// to fix the helper (``CycleReport/unforwardedHelperHint(_:closing:)``):
+/// to fix the helper (``CycleReport/unforwardedHelperHint(_:closing:)``), on a line of its
+/// own after the chain's, which stays one line:
 ///
 /// ```text
-/// Circular dependency: cached(_:) (App/Helpers.swift:9) -> cached(_:). If cached(_:) is a helper …
+/// Circular dependency: cached(_:) (App/Helpers.swift:9) -> cached(_:)
+/// If cached(_:) is a helper …
 /// ```
 ///
 /// It stops in release builds too: a cycle would otherwise overflow the stack or hang.
@@ -54,15 +56,15 @@ enum CycleReport {
         guard closing.argument == nil, case .registration = closing.site.name else { return "" }
         let name = closing.site.nameText
         if let first = chain.first, case .registration = first.site.name, first.site.nameText != name {
-            return ". \(first.site.nameText) and \(name) are one registration, declared at "
-                + "\(first.site.fileID):\(first.site.line): a helper that passes `name` on but not `fileID`, "
-                + "`line` and `column` makes every property written with it one registration. " + helperFix
+            return "\n\(first.site.nameText) and \(name) are one registration: both are declared at "
+                + "\(first.site.fileID):\(first.site.line), as every property written with a helper that passes "
+                + "`name` on but not `fileID`, `line` and `column` is. " + helperFix
         }
         guard !name.hasPrefix("subscript("), let open = name.firstIndex(of: "("), open > name.startIndex,
             !name[..<open].contains(" "), name[open...].contains(":"),
             !chain.contains(where: { $0.site.nameText == name && $0.site.description != closing.site.description })
         else { return "" }
-        return ". If \(name) is a helper that calls `singleton`, `factory` or `shared` for several properties, "
+        return "\nIf \(name) is a helper that calls `singleton`, `factory` or `shared` for several properties, "
             + "they are all this one registration, and one that resolves another resolves itself. " + helperFix
             + "; instances that differ by a value take it as the registration's argument, `singleton(value) { … }`"
     }
