@@ -1,25 +1,9 @@
-// A main-actor app: a view model's first read of its feed service builds a request
-// tracker, a graph registration, whose deinit flushes through the view model's properties.
+// A main-actor app: a view model's first read of its feed builds a request tracker, a
+// graph registration that nothing keeps, whose deinit flushes through the view model's
+// properties.
 import DependencyInjection
 import Foundation
 import Testing
-
-final class RAPMFeedService {
-    let tracker: RAPMRequestTracker
-    init(tracker: RAPMRequestTracker) { self.tracker = tracker }
-}
-
-final class RAPMRequestTracker {
-    weak var model: RAPMFeedModel?
-    init() {}
-    isolated deinit {
-        guard let model else { return }
-        model.flushed.append("feed=\(model.feed === model.feed)")
-        model.flushed.append("analytics=\(model.analytics.events.count)")
-        let fresh = RAPMFeedModel()
-        model.flushed.append("fresh=\(fresh.feed !== model.feed)")
-    }
-}
 
 final class RAPMAnalytics {
     var events: [String] = []
@@ -27,24 +11,7 @@ final class RAPMAnalytics {
 }
 
 extension DependencyContainer {
-    var rapmRequestTracker: Provider<RAPMRequestTracker> { graph { RAPMRequestTracker() } }
-    var rapmFeedService: Provider<RAPMFeedService> {
-        factory {
-            let tracker = self.rapmRequestTracker()
-            tracker.model = rapmModelBeingBuilt
-            return RAPMFeedService(tracker: self.rapmRequestTracker())
-        }
-    }
     var rapmAnalytics: Provider<RAPMAnalytics> { factory { RAPMAnalytics() } }
-}
-
-nonisolated(unsafe) weak var rapmModelBeingBuilt: RAPMFeedModel?
-
-final class RAPMFeedModel {
-    @Dependency(\.rapmFeedService) var feed
-    @Dependency(\.rapmAnalytics) var analytics
-    var flushed: [String] = []
-    init() {}
 }
 
 @Suite struct ReleaseAfterPublishMainActorAttackTests {
@@ -76,7 +43,7 @@ final class RAPMDroppingTracker {
         model.flushed.append("analytics=\(model.analytics.events.count)")
     }
 }
-nonisolated(unsafe) weak var rapmDroppingModel: RAPMDroppingModel?
+weak var rapmDroppingModel: RAPMDroppingModel?
 final class RAPMPlainService {
     init() {}
 }
