@@ -363,7 +363,7 @@ final class DependencyStorage: @unchecked Sendable {
             // What the read, the outermost frame of its thread, held until its end (an
             // override replaced meanwhile, `graph` instances) goes only now that the read
             // has published: a `deinit` there may read this very property.
-            frame._withUnsafeGuaranteedRef { if $0.holdsSomethingUntilEnd { $0.releaseHeldUntilEnd() } }
+            frame._withUnsafeGuaranteedRef { $0.completed() }
             // Not handed back to the word: the resolution lets its reference go (the state
             // in full holds one of its own).
             if !alone { container.release() }
@@ -431,9 +431,8 @@ final class DependencyStorage: @unchecked Sendable {
     ) -> Frame {
         guard let spare else {
             return PropertyReadFrame(
-                container: ObjectIdentifier(self), building: container, keepsResult: keepsResult,
-                key: Self.resolutionKey, site: site, servesScope: nil, trace: enclosing?.trace, owner: owner,
-                parent: enclosing, countsALevel: false)
+                forReadOf: ObjectIdentifier(self), key: Self.resolutionKey, from: container, keepsResult: keepsResult,
+                site: site, trace: enclosing?.trace, owner: owner, parent: enclosing)
         }
         spare.reuse(
             forReadOf: ObjectIdentifier(self), from: container, keepsResult: keepsResult, site: site,

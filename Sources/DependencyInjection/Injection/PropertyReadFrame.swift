@@ -20,20 +20,22 @@ final class PropertyReadFrame: Frame, @unchecked Sendable {
     /// for the read to deliver when it ends (``takeDeferredTrace()``).
     @exclusivity(unchecked) private var deferredTrace: TraceBatch?
 
-    /// A first read lets go of what it held until its end (``Frame/releaseHeldUntilEnd()``)
-    /// once it has published, not when its frame ends: a `deinit` of a `graph` instance it
-    /// built, or of what a replaced override captured, may read that very property, and
-    /// would find the read still running, a cycle.
-    override init(
-        container: ObjectIdentifier, building: DependencyContainer, keepsResult: Bool, key: RegistrationKey,
-        site: Site, servesScope: ObjectIdentifier?, trace: TraceBatch?, owner: Owner, parent: Frame?,
-        countsALevel: Bool = true, traceEvent: Int? = nil
+    /// The frame of a first read of the storage `storage`, resolving `key` from `building`:
+    /// the fields ``Frame/reuse(forReadOf:from:keepsResult:site:trace:owner:parent:)``
+    /// fills anew for the next read. A read is no level of its own.
+    ///
+    /// It lets go of what it held until its end (``Frame/completed()``) once it has
+    /// published, not when the frame ends: a `deinit` of a `graph` instance it built, or of
+    /// what a replaced override captured, may read that very property, and would find the
+    /// read still running, a cycle.
+    init(
+        forReadOf storage: ObjectIdentifier, key: RegistrationKey, from building: DependencyContainer,
+        keepsResult: Bool, site: Site, trace: TraceBatch?, owner: Owner, parent: Frame?
     ) {
         super.init(
-            container: container, building: building, keepsResult: keepsResult, key: key, site: site,
-            servesScope: servesScope, trace: trace, owner: owner, parent: parent, countsALevel: countsALevel,
-            traceEvent: traceEvent)
-        releasesHeldOnCompletion = true
+            container: storage, building: building, keepsResult: keepsResult, key: key, site: site,
+            servesScope: nil, trace: trace, owner: owner, parent: parent, countsALevel: false,
+            releasesHeldOnCompletion: true)
     }
 
     /// The batch that a resolution starting in this frame, outside every construction,

@@ -414,8 +414,7 @@ final class Resolution: Frame, @unchecked Sendable {
         super.init(
             container: ObjectIdentifier(container), building: container, keepsResult: scope.isKeptByContainer, key: key,
             site: Site(name: .registration(name), file: key.fileName, line: key.line), servesScope: servesScope,
-            trace: nil, owner: owner, parent: enclosing)
-        releasesHeldOnCompletion = isListed
+            trace: nil, owner: owner, parent: enclosing, releasesHeldOnCompletion: isListed)
     }
 
     /// The frame this resolution started in, if any.
@@ -479,7 +478,7 @@ final class Resolution: Frame, @unchecked Sendable {
             keepGraphInstance(box, in: container)
         }
         conclude(outcome)
-        if isListed && holdsSomethingUntilEnd { releaseHeldUntilEnd() }
+        completed()
     }
 
     /// Concludes this resolution, built or served (a cached instance, a `graph` instance,
@@ -494,12 +493,12 @@ final class Resolution: Frame, @unchecked Sendable {
     /// ```
     func conclude(_ outcome: ResolutionEvent.Outcome) {
         traced?.finish(outcome: outcome)
-        letGoOfOverrideAndTrace()
+        // Most resolutions hold neither: no call.
+        if override != nil || traced != nil || holdsObjectsUntilEnd { letGoOfOverrideAndTrace() }
     }
 
     /// Lets go of the override and the trace this resolution held (``conclude(_:)``).
     private func letGoOfOverrideAndTrace() {
-        guard override != nil || traced != nil || holdsObjectsUntilEnd else { return }
         if let outermost = Frame.outermost(of: owner, from: enclosing) {
             outermost.hold(override, traced)
             moveHeldObjects(to: outermost)

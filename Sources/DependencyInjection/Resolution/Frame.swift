@@ -213,13 +213,12 @@ class Frame: @unchecked Sendable {
     @exclusivity(unchecked) private var firstHeld: AnyObject?
     @exclusivity(unchecked) private var moreHeld: [AnyObject]?
     /// Whether this frame lets go of what it holds until its end (its graph instances, and
-    /// what ``hold(_:_:)`` kept) only after the frame ends, through
-    /// ``releaseHeldUntilEnd()``, not in ``end()``: a construction the container lists,
-    /// once the container has completed it (it is still listed when the frame ends, and a
-    /// `deinit` that resolved it would wait for it on the thread that is to complete it);
-    /// a property's first read, once it has published (a `deinit` reading the property
-    /// would find the read still running).
-    @exclusivity(unchecked) var releasesHeldOnCompletion = false
+    /// what ``hold(_:_:)`` kept) only once complete, in ``completed()``, not in ``end()``:
+    /// a construction the container lists, once the container has completed it (it is
+    /// still listed when the frame ends, and a `deinit` that resolved it would wait for it
+    /// on the thread that is to complete it); a property's first read, once it has
+    /// published (a `deinit` reading the property would find the read still running).
+    final let releasesHeldOnCompletion: Bool
     /// What the construction of a `graph` or `shared` instance noted of the `@Dependency`
     /// properties created under it holding its container strongly (``StrongHolders``),
     /// once it noted something; only its owner touches it while it runs. The frame of an
@@ -229,7 +228,7 @@ class Frame: @unchecked Sendable {
     init(
         container: ObjectIdentifier, building: DependencyContainer, keepsResult: Bool, key: RegistrationKey,
         site: Site, servesScope: ObjectIdentifier?, trace: TraceBatch?, owner: Owner, parent: Frame?,
-        countsALevel: Bool = true, traceEvent: Int? = nil
+        countsALevel: Bool = true, traceEvent: Int? = nil, releasesHeldOnCompletion: Bool = false
     ) {
         self.container = container
         self.building = building
@@ -244,6 +243,7 @@ class Frame: @unchecked Sendable {
         self.traceEvent = traceEvent ?? Frame.event(in: trace, under: parent)
         self.depth = (parent?.depth ?? -1) + (countsALevel ? 1 : 0)
         self.bucket = Frame.bucket(of: key, in: container)
+        self.releasesHeldOnCompletion = releasesHeldOnCompletion
     }
 
     /// Makes this ended frame of a property's first read, which no one else holds any more,
@@ -606,12 +606,26 @@ class Frame: @unchecked Sendable {
         return !_stdlib_atomicCompareExchangeStrongPtr(object: activeWordAddress, expected: &seen, desired: nil)
     }
 
-    /// Marks the frame ended, and lets go of what it held until then, unless its
-    /// construction's completion does (``releasesHeldOnCompletion``).
+    /// Marks the frame ended, and lets go of what it held until then, unless it does so
+    /// once complete (``releasesHeldOnCompletion``, ``completed()``).
     func end() {
         var active = UnsafeRawPointer(bitPattern: 1)
         _ = _stdlib_atomicCompareExchangeStrongPtr(object: activeWordAddress, expected: &active, desired: nil)
         guard !releasesHeldOnCompletion, holdsSomethingUntilEnd else { return }
+        releaseHeldUntilEnd()
+    }
+
+    /// Lets go of what this ended frame held until its end, if it does so once complete
+    /// (``releasesHeldOnCompletion``): called by a listed construction once its container
+    /// has completed it and woken its waiters, and by a first read once it has published
+    /// and unlocked. Every other frame let go of it in ``end()``; here it does nothing.
+    ///
+    /// ```swift
+    /// waiting?.finish(.success(box))
+    /// frame.completed()
+    /// ```
+    final func completed() {
+        guard releasesHeldOnCompletion, holdsSomethingUntilEnd else { return }
         releaseHeldUntilEnd()
     }
 
@@ -662,7 +676,7 @@ class Frame: @unchecked Sendable {
     /// hold nothing: taken out together, as a tuple holding an `Any`, they were destroyed
     /// through value witnesses, some 140 instructions of every first build.
     @inline(never)
-    final func releaseHeldUntilEnd() {
+    private func releaseHeldUntilEnd() {
         if firstHeld != nil {
             let (first, more) = (firstHeld, moreHeld)
             (firstHeld, moreHeld) = (nil, nil)
