@@ -721,8 +721,7 @@ extension DependencyContainer {
     }
 
     /// A session's coordinator makes a screen through the provider it keeps: the tracer
-    /// should hear of each screen it pushes, as of a screen the session makes. It hears
-    /// only of the session's own (a known issue, in the CHANGELOG).
+    /// hears of each screen it pushes, as of a screen the session makes.
     @Test func aCoordinatorsScreensAreTraced() {
         let session = DependencyContainer(scopeOf: DependencyContainer.main)
         let coordinator = session.usageCoordinator()
@@ -731,10 +730,7 @@ extension DependencyContainer {
         coordinator.push()
         _ = session.usageMakeScreen()
         session.tracer = nil
-        #expect(log.batches.last == ["usageMakeScreen 0"])
-        withKnownIssue("a linked provider's call is not traced") {
-            #expect(log.batches == [["usageMakeScreen 0"], ["usageMakeScreen 0"]])
-        }
+        #expect(log.batches == [["usageMakeScreen 0"], ["usageMakeScreen 0"]])
     }
 }
 

@@ -145,18 +145,23 @@ private func described(_ events: [ResolutionEvent]) -> [String] { events.map { "
         #expect(events.first?.name == "linkedTraceOuter", "\(described(events))")
     }
 
-    /// A linked call after the construction, outside every construction: its own batch,
-    /// at depth 0 (what its getter resolves is not heard then, a documented limit).
-    @Test func aLinkedCallAfterATracedConstructionIsABatchOfItsOwn() {
+    /// A linked call after the construction, outside every construction, is traced as the
+    /// direct call is: what the getter resolves, then the member, each a batch of its own
+    /// at depth 0.
+    @Test func aLinkedCallAfterATracedConstructionIsTracedAsADirectCall() {
         let (app, _) = Self.appWithHolder()
         let batches = Collected<[String]>()
         app.tracer = ResolutionTracer { batches.append(described($0)) }
         _ = app.linkedTraceSingletonUser()
+        let afterConstruction = batches.values.count
         _ = app.linkedTraceHolder.items(2)
+        let linked = Array(batches.values.dropFirst(afterConstruction))
+        _ = app.linkedCallTracedFamily(2)
         app.tracer = nil
-        #expect(batches.values.count == 2, "\(batches.values)")
-        #expect(batches.values.last == ["linkedCallTracedFamily 0"], "\(batches.values)")
-        #expect(batches.values.flatMap { $0 }.allSatisfy { !$0.hasSuffix("-1") }, "\(batches.values)")
+        let direct = Array(batches.values.dropFirst(afterConstruction + linked.count))
+        #expect(afterConstruction == 1, "\(batches.values)")
+        #expect(linked == [["linkedCallConfig 0"], ["linkedCallTracedFamily 0"]], "\(batches.values)")
+        #expect(linked == direct, "\(batches.values)")
     }
 
     /// A child container, or a request's scope, of the app container.

@@ -161,9 +161,8 @@ extension DependencyContainer {
 
     // MARK: - Tracing
 
-    /// A tracer should see a call of the published provider as a call of the registration's:
-    /// from app code, an outermost resolution, with what it needed nested under it. It
-    /// hears of none of it (a known issue, in the CHANGELOG).
+    /// A tracer sees a call of the published provider as a call of the registration's:
+    /// from app code, an outermost resolution, with what it needed nested under it.
     @Test func aCallOfThePublishedProviderIsTracedAsTheRegistrations() {
         let container = DependencyContainer()
         let importer = container.importer()
@@ -173,9 +172,7 @@ extension DependencyContainer {
         _ = makeParser()
         _ = makeDerived()
         container.tracer = nil
-        withKnownIssue("a linked provider's call is not traced") {
-            #expect(batches.values == [["makeParser 0"], ["makeDerivedParser 0", "sharedParser 1"]])
-        }
+        #expect(batches.values == [["makeParser 0"], ["makeDerivedParser 0", "sharedParser 1"]])
     }
 
     /// Inside a traced construction, the call's resolutions join the construction's batch,

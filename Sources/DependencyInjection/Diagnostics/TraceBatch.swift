@@ -134,8 +134,10 @@ final class Trace: Sendable {
     /// The batch its frames carry.
     let batch: TraceBatch
     private let ownsBatch: Bool
-    /// Whether no construction of the current owner encloses this resolution.
-    private let outermost: Bool
+    /// Whether an event of this resolution that comes after its batch went out goes out
+    /// on its own (``TraceBatch/add(_:_:to:late:)``): when no construction of the current
+    /// owner encloses it, nor a linked provider's call.
+    private let deliversLate: Bool
     /// Its number in the batch, which the frames it runs in carry (``Frame/traceEvent``).
     let sequence: Int
     private let depth: Int
@@ -155,14 +157,17 @@ final class Trace: Sendable {
         if let joined = enclosing?.trace {
             (batch, ownsBatch) = (joined, false)
             enclosingEvent = enclosing?.traceEvent ?? -1
-        } else if let read = enclosing as? PropertyReadFrame, read.owner == .current, read.isActive {
-            // The first read of a property delivers it once it has published.
-            (batch, ownsBatch) = (read.deferredTrace { TraceBatch(baseDepth: frameDepth) }, false)
+        } else if let deliverer = DeferredTraceFrame.deliverer(around: enclosing) {
+            // The first read of a property delivers it once it has published, a linked
+            // provider's call once its frame has ended.
+            (batch, ownsBatch) = (deliverer.deferredTrace { TraceBatch(baseDepth: frameDepth) }, false)
         } else {
             (batch, ownsBatch) = (TraceBatch(baseDepth: frameDepth), true)
         }
         self.tracer = tracer
-        self.outermost = outermost
+        // Inside a linked provider's call, a late event would reach the tracer inside the
+        // call: it is dropped, as inside a construction.
+        self.deliversLate = outermost && DeferredTraceFrame.outermostLinkCall(around: enclosing) == nil
         sequence = batch.begin(enclosedBy: enclosingEvent)
         depth = frameDepth - batch.baseDepth
         start = DispatchTime.now().uptimeNanoseconds
@@ -174,11 +179,13 @@ final class Trace: Sendable {
     /// Whether a resolution whose innermost enclosing frame is `frame` runs outside every
     /// construction of the current owner: nothing encloses it, or that frame is another
     /// owner's (a task started inside a construction inherited it) or ended, or it is the
-    /// first read of a `@Dependency` property that no construction of this owner encloses.
+    /// first read of a `@Dependency` property or the call of a provider a kept instance's
+    /// property published, which no construction of this owner encloses.
     ///
-    /// A property's first read is no construction: the object reading it was made by app
-    /// code, and what the read resolves is an outermost resolution, traced as one and
-    /// delivered once the read has published (``PropertyReadFrame``).
+    /// Neither is a construction: app code made the object reading the property, and calls
+    /// the provider. What they resolve is an outermost resolution, traced as one and
+    /// delivered once the read has published or the call's frame has ended
+    /// (``DeferredTraceFrame``).
     ///
     /// ```swift
     /// container.tracer = .printer
@@ -188,7 +195,7 @@ final class Trace: Sendable {
         var frame = frame
         while let current = frame {
             guard current.owner == .current, current.isActive else { return true }
-            guard current.isPropertyRead else { return false }
+            guard !current.isConstruction else { return false }
             frame = current.parent
         }
         return true
@@ -202,7 +209,7 @@ final class Trace: Sendable {
             let event = ResolutionEvent(
                 name: name.description, type: type, scope: scope, outcome: outcome,
                 depth: depth, duration: built ? DispatchTime.now().uptimeNanoseconds &- start : 0)
-            batch.add(sequence, event, to: tracer, late: outermost)
+            batch.add(sequence, event, to: tracer, late: deliversLate)
         }
         if ownsBatch { batch.deliver() }
     }

@@ -12,13 +12,8 @@
 /// container.tracer = .printer
 /// _ = FeedScreen().loader   // printed once `loader` is published
 /// ```
-final class PropertyReadFrame: Frame, @unchecked Sendable {
-    // @unchecked: `deferredTrace` is touched only by the frame's owner, while the frame
-    // is active and then by the read that ran it; no task reads it.
-
-    /// The batch of the outermost resolutions the read made outside every construction,
-    /// for the read to deliver when it ends (``takeDeferredTrace()``).
-    @exclusivity(unchecked) private var deferredTrace: TraceBatch?
+final class PropertyReadFrame: DeferredTraceFrame, @unchecked Sendable {
+    // @unchecked: what it adds to a frame is touched only by its owner (DeferredTraceFrame).
 
     /// The frame of a first read of the storage `storage`, resolving `key` from `building`:
     /// the fields ``Frame/reuse(forReadOf:from:keepsResult:site:trace:owner:parent:)``
@@ -36,23 +31,5 @@ final class PropertyReadFrame: Frame, @unchecked Sendable {
             container: storage, building: building, keepsResult: keepsResult, key: key, site: site,
             servesScope: nil, trace: trace, owner: owner, parent: parent, countsALevel: false,
             releasesHeldOnCompletion: true)
-    }
-
-    /// The batch that a resolution starting in this frame, outside every construction,
-    /// joins: the one an earlier resolution of this read made, or `made()`, kept for the
-    /// read to deliver.
-    func deferredTrace(makingWith made: () -> TraceBatch) -> TraceBatch {
-        if let deferredTrace { return deferredTrace }
-        let batch = made()
-        deferredTrace = batch
-        return batch
-    }
-
-    /// The batch to deliver now that the read has ended, if it made one; the frame keeps
-    /// none afterwards, since it may be reused.
-    func takeDeferredTrace() -> TraceBatch? {
-        guard let batch = deferredTrace else { return nil }
-        deferredTrace = nil
-        return batch
     }
 }

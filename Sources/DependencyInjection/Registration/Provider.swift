@@ -143,12 +143,11 @@ extension Provider: LinkedProvider {
     /// the call reads the registration (in its getter, or a `deinit` run there) takes that
     /// container, not the private one (``Frame/building(from:owner:)``). One such container per
     /// link, not one for all: two links to one registration, in two containers, may call
-    /// each other, which in one container would read as a cycle. That factory's frame
-    /// encloses what the call resolves, as a construction that began untraced would, so
-    /// outside a traced construction a tracer hears of none of it (a known issue:
-    /// delivering it inside that frame would run the tracer inside the call, where calling
-    /// the provider again reads as a cycle); inside one, the frame passes the
-    /// construction's trace through, and the call's events join its batch.
+    /// each other, which in one container would read as a cycle. That factory's frame is
+    /// no construction (``LinkCallFrame``): outside every construction, a tracer hears of
+    /// what the call resolves as of a direct call, once the frame has ended, so that the
+    /// tracer does not run inside the call; inside a traced construction, the frame passes
+    /// the construction's trace through, and the call's events join its batch.
     ///
     /// ```swift
     /// final class Importer {

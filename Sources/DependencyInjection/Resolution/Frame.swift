@@ -170,9 +170,9 @@ class Frame: @unchecked Sendable {
     @exclusivity(unchecked) private(set) var keepsResult: Bool
     @exclusivity(unchecked) private(set) var key: RegistrationKey
     @exclusivity(unchecked) private(set) var site: Site
-    /// Whether this is the frame of a `@Dependency` property's first read, not of a
-    /// construction.
-    final var isPropertyRead: Bool { self is PropertyReadFrame }
+    /// Whether this is a construction's frame, not a `@Dependency` property's first read or
+    /// a linked provider's call (``DeferredTraceFrame``).
+    final var isConstruction: Bool { !(self is DeferredTraceFrame) }
     /// The scope container this frame builds for, when `building` is that scope's app
     /// container building an app-wide instance the scope asked for: what the construction
     /// asks of the scope, it asks of `building`.

@@ -65,3 +65,25 @@ struct PlainFrame {
         position == key.position && type == key.type && self.container == container && self.key == key
     }
 }
+
+extension Frame {
+    /// The object of the plain frame `plain`, whose enclosing frame is `below`
+    /// (``ThreadFrames/Slot/object(for:)``).
+    ///
+    /// The frame of a linked provider's call (a factory of a link's own container, which
+    /// has no tracer) is no level of its own, and passes the trace of what encloses it
+    /// through: what the call resolves inside a traced construction joins that
+    /// construction's batch, one level below it, as it does when the registration is
+    /// resolved directly.
+    ///
+    /// ```swift
+    /// let object = plain.pointee.building.isLinkHost ? LinkCallFrame(plain.pointee, below: below) : Frame(plain.pointee, below: below)
+    /// ```
+    convenience init(_ plain: PlainFrame, below: Frame?) {
+        let readsLink = plain.building.isLinkHost
+        self.init(
+            container: plain.container, building: plain.building, keepsResult: false, key: plain.key, site: plain.site,
+            servesScope: nil, trace: readsLink ? below?.trace : nil, owner: plain.owner, parent: below,
+            countsALevel: !readsLink)
+    }
+}

@@ -355,19 +355,10 @@ enum ThreadFrames {
         }
 
         /// Makes the object for `plain`, whose parent is `below`, and keeps it until the
-        /// plain frame ends.
-        ///
-        /// The frame of a linked call's read (a factory of a link's own container, which
-        /// has no tracer) passes the trace of what encloses it through, at its depth: what
-        /// the registration's getter resolves during a call inside a traced construction
-        /// joins that construction's batch, as it does when the getter is read directly.
+        /// plain frame ends: a ``LinkCallFrame`` for a factory of a link's own container.
         private func make(_ plain: UnsafeMutablePointer<PlainFrame>, below: Frame?) -> Frame {
-            let readsLink = plain.pointee.building.isLinkHost
-            let object = Frame(
-                container: plain.pointee.container, building: plain.pointee.building, keepsResult: false,
-                key: plain.pointee.key, site: plain.pointee.site, servesScope: nil,
-                trace: readsLink ? below?.trace : nil, owner: plain.pointee.owner, parent: below,
-                countsALevel: !readsLink)
+            let object =
+                plain.pointee.building.isLinkHost ? LinkCallFrame(plain.pointee, below: below) : Frame(plain.pointee, below: below)
             plain.pointee.object = Unmanaged.passRetained(object)
             return object
         }
@@ -459,8 +450,14 @@ enum ThreadFrames {
             slot.plainCount = count
         }
         if let object = frame.pointee.object {
-            object.takeUnretainedValue().end()
+            let ended = object.takeUnretainedValue()
+            ended.end()
+            // A linked provider's call delivers what it resolved outside every construction
+            // now that its frame has ended (``LinkCallFrame``).
+            let trace = ObjectIdentifier(type(of: ended)) == ObjectIdentifier(LinkCallFrame.self)
+                ? unsafeDowncast(ended, to: LinkCallFrame.self).takeDeferredTrace() : nil
             object.release()
+            trace?.deliver()
         }
     }
 }
