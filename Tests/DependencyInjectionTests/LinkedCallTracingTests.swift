@@ -18,6 +18,22 @@ final class LinkTraceProbe: @unchecked Sendable {
     init() {}
 }
 
+extension DependencyContainer {
+    /// A getter that calls the importer's published provider before it makes its own, so
+    /// that a first read of it runs the call inside the read.
+    var linkTraceTitle: Provider<String> {
+        let parser = importer().makeParser()
+        return factory { "title in " + parser.dialect }
+    }
+}
+
+/// A screen app code creates, whose first read runs a linked call.
+final class LinkTraceScreen: @unchecked Sendable {
+    // @unchecked: the property's storage is thread-safe; its wrapper is a `var`.
+    @Dependency(\.linkTraceTitle) var title
+    init() {}
+}
+
 @Suite struct LinkedCallTracingTests {
     /// The tracer runs once the call's frame has ended, so calling the same provider from
     /// it is a call like any other, not a cycle (and not traced: what a tracer resolves
@@ -67,6 +83,29 @@ final class LinkTraceProbe: @unchecked Sendable {
         container.tracer = nil
         #expect(heardBeforeReturning == [1, 2, 3])
         #expect(batches.values == Array(repeating: ["makeParser 0"], count: 3))
+    }
+
+    /// A linked call inside a first read goes out with the read's batch, once the read has
+    /// published: a tracer that reads the same property then reads its value, where one run
+    /// at the end of the call, inside the read, would find the read still running.
+    @Test func aCallInsideAFirstReadIsDeliveredOnceTheReadHasPublished() {
+        let app = DependencyContainer()
+        _ = app.importer()
+        let (first, screen) = DependencyContainer.withMain(app) { (LinkTraceScreen(), LinkTraceScreen()) }
+        // The declaration's first read builds (a factory), so the next first read resolves
+        // in the read's frame at once, without looking for a kept instance first.
+        _ = first.title
+        let batches = Collected<[String]>()
+        let readByTracer = Collected<String>()
+        app.tracer = ResolutionTracer { events in
+            batches.append(events.map { "\($0.name) \($0.depth)" })
+            readByTracer.append(screen.title)
+        }
+        let title = screen.title
+        app.tracer = nil
+        #expect(title == "title in live")
+        #expect(readByTracer.values == ["title in live"])
+        #expect(batches.values == [["importer 0", "makeParser 0", "linkTraceTitle 0"]])
     }
 
     /// Threads released together call a published provider while another sets and removes

@@ -167,7 +167,7 @@ final class Trace: Sendable {
         self.tracer = tracer
         // Inside a linked provider's call, a late event would reach the tracer inside the
         // call: it is dropped, as inside a construction.
-        self.deliversLate = outermost && DeferredTraceFrame.outermostLinkCall(around: enclosing) == nil
+        self.deliversLate = outermost && !DeferredTraceFrame.isInsideLinkCall(enclosing)
         sequence = batch.begin(enclosedBy: enclosingEvent)
         depth = frameDepth - batch.baseDepth
         start = DispatchTime.now().uptimeNanoseconds

@@ -41,28 +41,37 @@ class DeferredTraceFrame: Frame, @unchecked Sendable {
 
     /// The frame that delivers the batch of an outermost resolution whose innermost
     /// enclosing frame is `enclosing`, when that is such a frame of the current owner: the
-    /// outermost linked call around it, which ends last, so that the tracer runs outside
-    /// every call; else the first read that `enclosing` is. `nil` when `enclosing` is no
-    /// such frame of the current owner, or has ended.
+    /// first read that `enclosing` is, or, when a linked provider's call is among the
+    /// frames of this owner around it, the outermost of those frames, which ends last, so
+    /// that the tracer runs outside every call and every read around one. `nil` when
+    /// `enclosing` is no such frame of the current owner, or has ended.
     ///
     /// ```swift
     /// let batch = DeferredTraceFrame.deliverer(around: enclosing)?.deferredTrace { TraceBatch(baseDepth: 0) }
     /// ```
     static func deliverer(around enclosing: Frame?) -> DeferredTraceFrame? {
         guard let first = enclosing as? DeferredTraceFrame, first.owner == .current, first.isActive else { return nil }
-        return outermostLinkCall(around: first) ?? first
+        let (outermost, insideCall) = outermostAround(first)
+        return insideCall ? outermost : first
     }
 
-    /// The outermost linked provider's call of the current owner that `enclosing` runs in,
-    /// through this owner's first reads and calls only: a tracer must not run inside it,
-    /// even for an event that comes after its batch went out (``Trace``).
-    static func outermostLinkCall(around enclosing: Frame?) -> LinkCallFrame? {
+    /// Whether `enclosing` runs in a linked provider's call of the current owner, through
+    /// this owner's first reads and calls only: a tracer must not run there, even for an
+    /// event that comes after its batch went out (``Trace``).
+    static func isInsideLinkCall(_ enclosing: Frame?) -> Bool {
+        outermostAround(enclosing).insideCall
+    }
+
+    /// The outermost of the current owner's active first reads and linked calls that
+    /// `enclosing` is or runs in, one after the other, and whether one of them is a call.
+    private static func outermostAround(_ enclosing: Frame?) -> (frame: DeferredTraceFrame?, insideCall: Bool) {
         let owner = Owner.current
-        var (found, frame): (LinkCallFrame?, Frame?) = (nil, enclosing)
+        var (outermost, insideCall, frame): (DeferredTraceFrame?, Bool, Frame?) = (nil, false, enclosing)
         while let current = frame as? DeferredTraceFrame, current.owner == owner, current.isActive {
-            if let call = current as? LinkCallFrame { found = call }
+            outermost = current
+            if current is LinkCallFrame { insideCall = true }
             frame = current.parent
         }
-        return found
+        return (outermost, insideCall)
     }
 }
