@@ -69,6 +69,23 @@ enum CycleReport {
             + "; instances that differ by a value take it as the registration's argument, `singleton(value) { … }`"
     }
 
+    /// Stops a wait that blocks its thread for `construction`, which another owner builds
+    /// on this very thread: a task started with `Task.immediate` inside it (or inside what
+    /// it resolves) runs here first, and the construction goes on only once the task
+    /// returns or suspends. Waiting would never end, with no message.
+    ///
+    /// ```text
+    /// store (App/Store.swift:12) is being built on this thread, and a task started with Task.immediate inside it waits for it …
+    /// ```
+    static func stopWaitingOnItsOwnThread(for construction: CycleStep) -> Never {
+        fatalError(
+            "\(construction.description) is being built on this thread, and a task started with Task.immediate "
+                + "inside it (or inside what it resolves) waits for it: the construction goes on only once that task "
+                + "returns or suspends, so the wait would never end. Start the task with Task { … }, which runs "
+                + "after the construction, or resolve \(construction.nameText) before starting it",
+            file: construction.site.fileID, line: construction.site.line)
+    }
+
     /// How to fix a helper that does not pass its caller's site on.
     private static let helperFix = "Give the helper the `name`, `fileID`, `line`, `column` and `isolation` "
         + "parameters of the registration it calls, with the same defaults (`#function`, `#fileID`, `#line`, "

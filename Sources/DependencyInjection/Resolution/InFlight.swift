@@ -65,7 +65,7 @@ final class InFlight: @unchecked Sendable {
             return signal
         }
         if let signal {
-            WaitGraph.beginWaiting(owner, innermost: innermost, on: self)
+            WaitGraph.beginWaiting(owner, innermost: innermost, on: self, blocksThread: true)
             signal.wait()
             WaitGraph.endWaiting(owner)
         }

@@ -259,6 +259,19 @@ enum ThreadFrames {
         return Unmanaged<Frame>.fromOpaque(word).takeUnretainedValue().sameBucketBelow
     }
 
+    /// Whether `frame` is filed in this thread's slot: a synchronous construction that
+    /// runs on this thread, whoever its owner.
+    static func files(_ frame: Frame) -> Bool {
+        guard let slot = existingSlot else { return false }
+        let word = Unmanaged.passUnretained(frame).toOpaque()
+        var candidate = slot.firstInBucket(frame.bucket)
+        while let filed = candidate {
+            if filed == word { return true }
+            candidate = nextInBucket(after: filed)
+        }
+        return false
+    }
+
     /// The owner of the innermost synchronous construction running on this thread, if any.
     static var innermostOwner: Owner? {
         existingSlot?.innermostWord.map(owner(of:))

@@ -38,8 +38,12 @@ enum WaitGraph {
     }
 
     /// Records that `owner` waits for `target`, or stops with the chain when that would
-    /// close a cycle.
-    static func beginWaiting(_ owner: Owner, innermost: Frame?, on target: InFlight) {
+    /// close a cycle. A wait that blocks its thread (`blocksThread`) also stops when
+    /// another owner builds `target` on this very thread (``CycleReport/stopWaitingOnItsOwnThread(for:)``).
+    static func beginWaiting(_ owner: Owner, innermost: Frame?, on target: InFlight, blocksThread: Bool = false) {
+        if blocksThread, let builder = builderOnThisThread(of: target, otherThan: owner) {
+            CycleReport.stopWaitingOnItsOwnThread(for: builder)
+        }
         let cycle: [CycleStep]? = waits.withLock { waits in
             // Each owner's part of the cycle, if it is one: its construction, down to where
             // it waits for the next part's, from the one `owner` is about to wait for.
@@ -91,6 +95,19 @@ enum WaitGraph {
             } ?? 0
         let steps = (parts[first...] + parts[..<first]).flatMap(\.steps)
         return steps + [steps[0]]
+    }
+
+    /// The construction `target` stands for, when another owner than `owner` runs it on
+    /// this thread: a task started with `Task.immediate` inside it, or inside what it
+    /// resolves, runs here before it goes on, so it cannot end while the thread waits.
+    /// What it names is stable: its owner is blocked below, on this thread's stack.
+    private static func builderOnThisThread(of target: InFlight, otherThan owner: Owner) -> CycleStep? {
+        waits.withLock { _ in
+            guard !target.isDone, let builder = target.builder, builder.owner != owner,
+                ThreadFrames.files(builder)
+            else { return nil }
+            return builder.step
+        }
     }
 
     static func endWaiting(_ owner: Owner) {
