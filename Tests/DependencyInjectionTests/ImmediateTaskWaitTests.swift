@@ -34,11 +34,17 @@ final class ImmediateReader: @unchecked Sendable {
 extension DependencyContainer {
     var immediateReadValue: Provider<ImmediatePart> {
         factory {
-            if #available(macOS 26.0, iOS 26.0, tvOS 26.0, watchOS 26.0, visionOS 26.0, *) {
-                let reader = self.getValue(forKey: "immediate.reader") as ImmediateReader?
-                Task.immediate { _ = reader?.value }
-            }
+            self.readTheReaderAtOnce()
             return ImmediatePart()
+        }
+    }
+
+    /// Starts a task with `Task.immediate` that reads the property of the reader stored
+    /// under "immediate.reader".
+    func readTheReaderAtOnce() {
+        if #available(macOS 26.0, iOS 26.0, tvOS 26.0, watchOS 26.0, visionOS 26.0, *) {
+            let reader = getValue(forKey: "immediate.reader") as ImmediateReader?
+            Task.immediate { _ = reader?.value }
         }
     }
 
@@ -72,6 +78,14 @@ extension DependencyContainer {
         }
     }
     var immediateOther: Provider<ImmediatePart> { singleton { ImmediatePart() } }
+    /// A singleton whose construction starts a task at once that reads the reader's
+    /// property: that first read runs in the task, under the construction, on its thread.
+    var immediateReadHost: Provider<ImmediateLoop> {
+        singleton {
+            self.readTheReaderAtOnce()
+            return ImmediateLoop()
+        }
+    }
     /// A singleton whose construction resolves a factory whose construction starts a task
     /// at once that resolves that factory again.
     var immediateFactoryOwner: Provider<ImmediateStore> { singleton { ImmediateStore(part: self.immediateReentered()) } }
@@ -117,6 +131,26 @@ extension DependencyContainer {
             "\(output)")
         #expect(output.contains("is being built on this thread, and a task started with Task.immediate"), "\(output)")
         #expect(output.contains("Start the task with Task { … }"), "\(output)")
+    }
+
+    /// The same wait one task further in: a construction starts a task at once, whose
+    /// first read of the property starts another that reads it. The outer task's read runs
+    /// on the construction's thread but belongs to another owner than the construction, so
+    /// the thread does not file it among its frames; the inner task waited for it forever.
+    @available(macOS 26.0, iOS 26.0, tvOS 26.0, watchOS 26.0, visionOS 26.0, *)
+    @Test func anImmediateTaskInsideAnotherTasksFirstReadUnderAConstructionStops() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            endProcessIfHung("an immediate task waiting for the first read of the task that started it")
+            let container = DependencyContainer()
+            let reader = DependencyContainer.withMain(container) { ImmediateReader() }
+            container.setValue(reader, forKey: "immediate.reader")
+            _ = container.immediateReadHost()
+        }
+        let output = standardError(of: result)
+        #expect(
+            output.contains("Fatal error: @Dependency in ImmediateReader (DependencyInjectionTests/ImmediateTaskWaitTests.swift:"),
+            "\(output)")
+        #expect(output.contains("is being built on this thread, and a task started with Task.immediate"), "\(output)")
     }
 
     /// The task resolves the singleton whose construction started it: the cycle check,

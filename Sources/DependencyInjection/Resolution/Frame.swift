@@ -194,8 +194,10 @@ class Frame: @unchecked Sendable {
     @exclusivity(unchecked) private(set) var depth: Int
     /// Which of its thread's buckets files this frame (see ``ThreadFrames``).
     @exclusivity(unchecked) private(set) var bucket: Int
-    /// The next frame of the same bucket further out, while this one is filed on its thread.
-    /// Only its own thread touches it, while the frame is filed.
+    /// The next frame of the same bucket further out, while this one is filed on its thread;
+    /// or, while it runs on a thread that files another owner's frames, the next such frame
+    /// further out (``ThreadFrames/runningUnfiled(_:_:)``). Only its own thread touches it,
+    /// meanwhile.
     @exclusivity(unchecked) var sameBucketBelow: ThreadFrames.Word?
     /// The graph instances of the outermost resolution this frame runs, if it is one: only
     /// its owner touches them, one step at a time, while the frame is active, and they go
@@ -317,7 +319,7 @@ class Frame: @unchecked Sendable {
                 BoundCount.decrement()
                 end()
             }
-            return try Frame.$bound.withValue(Bound(frame: self), operation: body)
+            return try ThreadFrames.runningUnfiled(self) { try Frame.$bound.withValue(Bound(frame: self), operation: body) }
         }
         let previous = enter()
         defer { leave(restoring: previous) }

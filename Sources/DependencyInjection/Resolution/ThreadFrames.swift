@@ -44,7 +44,8 @@ enum ThreadFrames {
     /// use and how many of its places are taken, the first block, the spare frame (retained),
     /// how many frames the thread has bound as task-local values, the container of the
     /// `@Dependency` read the thread serves without a frame and the task serving it (none
-    /// for a thread's own code), then the buckets.
+    /// for a thread's own code), the innermost frame running here for another owner than
+    /// the one that files the thread's frames, then the buckets.
     private static let innermostIndex = 0
     private static let baseIndex = 1
     private static let plainBlockIndex = 2
@@ -54,7 +55,8 @@ enum ThreadFrames {
     private static let bindingsIndex = 6
     private static let unframedReadIndex = 7
     private static let unframedReaderIndex = 8
-    private static let firstBucketIndex = 9
+    private static let unfiledIndex = 9
+    private static let firstBucketIndex = 10
     static let bucketBits = 6
     static let bucketCount = 1 << bucketBits
     /// How many plain frames one block of a thread's stack holds: enough for the chains of
@@ -259,9 +261,9 @@ enum ThreadFrames {
         return Unmanaged<Frame>.fromOpaque(word).takeUnretainedValue().sameBucketBelow
     }
 
-    /// Whether `frame` is filed in this thread's slot: a synchronous construction that
-    /// runs on this thread, whoever its owner.
-    static func files(_ frame: Frame) -> Bool {
+    /// Whether `frame` is a synchronous construction running on this thread, whoever its
+    /// owner: filed in this thread's slot, or running here unfiled (``runningUnfiled(_:_:)``).
+    static func runs(_ frame: Frame) -> Bool {
         guard let slot = existingSlot else { return false }
         let word = Unmanaged.passUnretained(frame).toOpaque()
         var candidate = slot.firstInBucket(frame.bucket)
@@ -269,7 +271,34 @@ enum ThreadFrames {
             if filed == word { return true }
             candidate = nextInBucket(after: filed)
         }
+        candidate = slot.words[unfiledIndex]
+        while let running = candidate {
+            if running == word { return true }
+            candidate = Unmanaged<Frame>.fromOpaque(running).takeUnretainedValue().sameBucketBelow
+        }
         return false
+    }
+
+    /// Runs `body`, the synchronous construction of `frame`, noting that it runs on this
+    /// thread though the thread does not file it: its owner is a task started with
+    /// `Task.immediate` inside a construction of another owner, whose frames the thread
+    /// files (``Frame/fitsThreadSlot``). A task started the same way inside `body` that
+    /// waits for `frame` then stops with a message (``runs(_:)``), where it blocked the
+    /// thread `frame` needs to go on. The frames noted so are chained through their
+    /// ``Frame/sameBucketBelow``, which only filing uses otherwise.
+    ///
+    /// ```swift
+    /// ThreadFrames.runningUnfiled(frame) { Frame.$bound.withValue(Bound(frame: frame), operation: body) }
+    /// ```
+    static func runningUnfiled<Result>(_ frame: Frame, _ body: () throws -> Result) rethrows -> Result {
+        let slot = slot
+        frame.sameBucketBelow = slot.words[unfiledIndex]
+        slot.words[unfiledIndex] = Unmanaged.passUnretained(frame).toOpaque()
+        defer {
+            slot.words[unfiledIndex] = frame.sameBucketBelow
+            frame.sameBucketBelow = nil
+        }
+        return try body()
     }
 
     /// The owner of the innermost synchronous construction running on this thread, if any.

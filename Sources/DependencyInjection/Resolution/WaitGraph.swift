@@ -104,7 +104,7 @@ enum WaitGraph {
     private static func builderOnThisThread(of target: InFlight, otherThan owner: Owner) -> CycleStep? {
         waits.withLock { _ in
             guard !target.isDone, let builder = target.builder, builder.owner != owner,
-                ThreadFrames.files(builder)
+                ThreadFrames.runs(builder)
             else { return nil }
             return builder.step
         }
