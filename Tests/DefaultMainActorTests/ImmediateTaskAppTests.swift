@@ -49,5 +49,8 @@ extension DependencyContainer {
         #expect(
             output.contains("Fatal error: Circular dependency: itSessionCoordinator (DefaultMainActorTests/ImmediateTaskAppTests.swift:"),
             "\(output)")
+        #expect(
+            output.contains("A task started with Task.immediate inside itSessionCoordinator asks for itSessionCoordinator"),
+            "\(output)")
     }
 }

@@ -154,7 +154,8 @@ extension DependencyContainer {
     }
 
     /// The task resolves the singleton whose construction started it: the cycle check,
-    /// which walks the frames the task inherited, names it before any wait.
+    /// which walks the frames the task inherited, names it before any wait, and the
+    /// message says that an immediate task closed it, and how to start it instead.
     @available(macOS 26.0, iOS 26.0, tvOS 26.0, watchOS 26.0, visionOS 26.0, *)
     @Test func anImmediateTaskAskingForTheConstructionThatStartedItStopsAsACycle() async {
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
@@ -163,6 +164,21 @@ extension DependencyContainer {
         }
         let output = standardError(of: result)
         #expect(output.contains("Fatal error: Circular dependency: immediateLoop ("), "\(output)")
+        #expect(
+            output.contains(
+                "A task started with Task.immediate inside immediateLoop asks for immediateLoop: the task runs at once"),
+            "\(output)")
+        #expect(output.contains("Start the task with Task { … }"), "\(output)")
+    }
+
+    /// A cycle that no task closes says nothing of `Task.immediate`.
+    @Test func aCycleOnOneOwnerSaysNothingOfImmediateTasks() async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            _ = DependencyContainer().selfish()
+        }
+        let output = standardError(of: result)
+        #expect(output.contains("Fatal error: Circular dependency: selfish ("), "\(output)")
+        #expect(!output.contains("Task.immediate"), "\(output)")
     }
 
     /// The task resolves the store whose construction is building the part that started
@@ -176,6 +192,8 @@ extension DependencyContainer {
         let output = standardError(of: result)
         #expect(output.contains("Fatal error: Circular dependency: immediateStore ("), "\(output)")
         #expect(output.contains("-> immediatePart ("), "\(output)")
+        #expect(
+            output.contains("A task started with Task.immediate inside immediatePart asks for immediateStore"), "\(output)")
     }
 
     /// What the check must not stop: an immediate task that resolves a singleton nothing

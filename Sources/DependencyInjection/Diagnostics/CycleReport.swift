@@ -28,12 +28,32 @@
 ///
 /// It stops in release builds too: a cycle would otherwise overflow the stack or hang.
 enum CycleReport {
-    static func stop(_ chain: [CycleStep], closing: CycleStep) -> Never {
+    ///
+    /// A cycle that a task started with `Task.immediate` closes (`inImmediateTask`: it
+    /// runs at once, on the construction's thread, and asks for what is being built
+    /// there) says so, and how to fix it, on a line of its own:
+    ///
+    /// ```text
+    /// Circular dependency: sessionCoordinator (App/Session.swift:8) -> sessionCoordinator
+    /// A task started with Task.immediate inside sessionCoordinator asks for sessionCoordinator …
+    /// ```
+    static func stop(_ chain: [CycleStep], closing: CycleStep, inImmediateTask: Bool = false) -> Never {
         let first = chain.first ?? closing
         fatalError(
             "Circular dependency: " + (chain.map(\.description) + [closing.nameText]).joined(separator: " -> ")
+                + (inImmediateTask ? immediateTaskHint(chain.last ?? closing, closing: closing) : "")
                 + unforwardedHelperHint(chain, closing: closing),
             file: first.site.fileID, line: first.site.line)
+    }
+
+    /// What the message of a cycle that a `Task.immediate` task closes adds: the
+    /// construction it was started in (`innermost`, the chain's last step) goes on only
+    /// once the task returns or suspends, so it cannot hand the task what it asks for.
+    static func immediateTaskHint(_ innermost: CycleStep, closing: CycleStep) -> String {
+        "\nA task started with Task.immediate inside \(innermost.nameText) asks for \(closing.nameText): the task "
+            + "runs at once, on this thread, and the construction goes on only once the task returns or suspends. "
+            + "Start the task with Task { … }, which runs after the construction, or resolve \(closing.nameText) "
+            + "before starting it"
     }
 
     /// What the message adds when the cycle looks like a helper that registers for several

@@ -481,7 +481,7 @@ class Frame: @unchecked Sendable {
     ) {
         guard let innermost else { return }
         if let thread = ThreadFrames.existingSlot, thread.isInnermost(innermost), let word = thread.innermostWord {
-            checkFiled(in: thread, building: key, in: container, site: site, innermost: word)
+            checkFiled(in: thread, building: key, in: container, site: site, asker: owner, innermost: word)
             checkOwnChain(from: thread.base, building: key, in: container, site: site, owner: owner, innermost: innermost)
         } else {
             // Not this thread's innermost frame (a task's bound one, or none filed here):
@@ -518,18 +518,21 @@ class Frame: @unchecked Sendable {
     }
 
     /// Stops with the chain when a frame of this thread's, filed in the bucket of `key` in
-    /// `container`, builds it: only those can match among the thread's frames.
+    /// `container`, builds it: only those can match among the thread's frames. The frames
+    /// filed belong to another owner than `asker` only when it is a task started with
+    /// `Task.immediate` inside the innermost of them, which the message then names.
     @inline(__always)
     static func checkFiled(
         in thread: ThreadFrames.Slot, building key: RegistrationKey, in container: ObjectIdentifier,
-        site: @autoclosure () -> Site, innermost: ThreadFrames.Word
+        site: @autoclosure () -> Site, asker: Owner, innermost: ThreadFrames.Word
     ) {
         var candidate = thread.firstInBucket(bucket(of: key, in: container))
         while let word = candidate {
             if ThreadFrames.builds(word, key, in: container) {
                 CycleReport.stop(
                     thread.object(for: word).steps(to: thread.object(for: innermost)),
-                    closing: CycleStep(site: site(), argument: key.argument))
+                    closing: CycleStep(site: site(), argument: key.argument),
+                    inImmediateTask: ThreadFrames.owner(of: innermost) != asker)
             }
             candidate = ThreadFrames.nextInBucket(after: word)
         }
