@@ -21,10 +21,10 @@ struct UsesRecord {
         let used: RegistrationKey
         var users: DependentKeys
 
-        init(_ used: RegistrationKey, usedBy user: RegistrationKey) {
+        init(_ used: RegistrationKey, usedBy user: RegistrationKey, argumentHash: Int) {
             self.used = used
             users = DependentKeys()
-            users.insert(user)
+            users.insert(user, argumentHash: argumentHash)
         }
     }
 
@@ -63,32 +63,36 @@ struct UsesRecord {
         return !many.isEmpty && many.index(forKey: used) != nil
     }
 
-    /// Records that the construction of `user` used `used`.
-    mutating func insert(_ user: RegistrationKey, using used: RegistrationKey) {
+    /// Records that the construction of `user` used `used`: the argument whose hash is
+    /// `argumentHash`, resolved by the construction itself, or any of its arguments
+    /// (``DependentKeys/anyArgument``).
+    mutating func insert(
+        _ user: RegistrationKey, using used: RegistrationKey, argumentHash: Int = DependentKeys.anyArgument
+    ) {
         if many.isEmpty {
             switch first.map({ $0.used == used }) {
             case nil:
-                first = Entry(used, usedBy: user)
+                first = Entry(used, usedBy: user, argumentHash: argumentHash)
                 return
             case true?:
-                first?.users.insert(user)
+                first?.users.insert(user, argumentHash: argumentHash)
                 return
             case false?:
                 break
             }
             switch second.map({ $0.used == used }) {
             case nil:
-                second = Entry(used, usedBy: user)
+                second = Entry(used, usedBy: user, argumentHash: argumentHash)
                 return
             case true?:
-                second?.users.insert(user)
+                second?.users.insert(user, argumentHash: argumentHash)
                 return
             case false?:
                 break
             }
             moveSlotsToMany()
         }
-        many[used, default: DependentKeys()].insert(user)
+        many[used, default: DependentKeys()].insert(user, argumentHash: argumentHash)
     }
 
     /// Takes `user` out of the users of `used`, and `used` out of the record when no user
@@ -108,6 +112,32 @@ struct UsesRecord {
         guard let second, second.used == used else { return nil }
         defer { self.second = nil }
         return second.users
+    }
+
+    /// Takes out of the record the users of `used`, a provider family, that may have used
+    /// its argument whose hash is `argumentHash` (``DependentKeys/mayHaveUsed(_:argumentHashed:)``),
+    /// and `used` itself when none is left; returns them. The others stay: an override of
+    /// one limit leaves the accounts built from other limits.
+    ///
+    /// ```swift
+    /// let dropped = record.removeUsers(of: limit, thatMayHaveUsedArgumentHashed: limitKey(2).argument!.hash)
+    /// ```
+    mutating func removeUsers(
+        of used: RegistrationKey, thatMayHaveUsedArgumentHashed argumentHash: Int, released: inout Released
+    ) -> DependentKeys? {
+        var taken = DependentKeys()
+        do {
+            // A copy of the users, gone before they change in place: alive, it would make
+            // the change copy them all.
+            guard let users = self[used] else { return nil }
+            guard users.knowsArgumentsUsed else { return removeValue(forKey: used) }
+            for user in users where users.mayHaveUsed(user, argumentHashed: argumentHash) { taken.insert(user) }
+        }
+        guard !taken.isEmpty else { return nil }
+        changeUsers(of: used) { users in
+            for user in taken { released.keep(users.remove(user)?.argument) }
+        }
+        return taken
     }
 
     /// The users of every registration, one list per registration.
