@@ -29,8 +29,10 @@ struct DependentKeys: Sequence {
     private var onlyArgument = DependentKeys.anyArgument
     /// The hash of the one argument each of ``several`` resolved itself, for those known
     /// to have resolved one; a key absent here may have used any. Its keys share their
-    /// arguments with ``several``'s, which holds them as long.
-    private var severalArguments: [RegistrationKey: Int] = .init()
+    /// arguments with ``several``'s, which holds them as long. Made for the first such
+    /// key: an empty table was released with every list of users, about 200 instructions
+    /// of each request in a scope.
+    private var severalArguments: [RegistrationKey: Int]?
     /// Every key, once there are two or more; empty otherwise.
     private var several: Set<RegistrationKey> = []
     /// Once ``several`` has more than ``fewest`` keys: how many of them each registration
@@ -66,20 +68,20 @@ struct DependentKeys: Sequence {
         released.keep(only?.argument)
         // Not ``perRegistration``: its keys carry no argument, and freeing it runs no deinit.
         if !several.isEmpty { released.append(several) }
-        if !severalArguments.isEmpty { released.append(severalArguments) }
+        if let severalArguments { released.append(severalArguments) }
     }
 
     /// Whether `user`, one of these keys, may have used the argument whose hash is `hash`:
     /// unless its construction is known to have resolved one other argument.
     func mayHaveUsed(_ user: RegistrationKey, argumentHashed hash: Int) -> Bool {
-        let used = only == user ? onlyArgument : severalArguments[user] ?? Self.anyArgument
+        let used = only == user ? onlyArgument : severalArguments?[user] ?? Self.anyArgument
         return used == Self.anyArgument || used == hash
     }
 
     /// Whether any of these keys is known to have used one argument only: otherwise every
     /// one of them may have used any argument, and a change of one drops them all.
     var knowsArgumentsUsed: Bool {
-        only != nil ? onlyArgument != Self.anyArgument : !severalArguments.isEmpty
+        only != nil ? onlyArgument != Self.anyArgument : !(severalArguments?.isEmpty ?? true)
     }
 
     /// Calls `body` with the registration of each of these keys: once each when they are
@@ -125,22 +127,27 @@ struct DependentKeys: Sequence {
                 return
             }
             several = [only, key]
-            if onlyArgument != Self.anyArgument { severalArguments[only] = onlyArgument }
-            if argumentHash != Self.anyArgument { severalArguments[key] = argumentHash }
+            if onlyArgument != Self.anyArgument { note(onlyArgument, of: only) }
+            if argumentHash != Self.anyArgument { note(argumentHash, of: key) }
             (self.only, onlyArgument) = (nil, Self.anyArgument)
         } else if several.isEmpty {
             (only, onlyArgument) = (key, argumentHash)
         } else if several.insert(key).inserted {
-            if argumentHash != Self.anyArgument { severalArguments[key] = argumentHash }
+            if argumentHash != Self.anyArgument { note(argumentHash, of: key) }
             if !perRegistration.isEmpty {
                 perRegistration[key.registration, default: 0] += 1
             } else if several.count > Self.fewest {
                 for each in several { perRegistration[each.registration, default: 0] += 1 }
             }
-        } else if let noted = severalArguments[key], noted != argumentHash {
+        } else if let noted = severalArguments?[key], noted != argumentHash {
             // The key is kept in ``several`` too: this reference is not its last.
-            severalArguments[key] = nil
+            severalArguments?[key] = nil
         }
+    }
+
+    /// Notes that `key`, one of ``several``, resolved the argument whose hash is `hash`.
+    private mutating func note(_ hash: Int, of key: RegistrationKey) {
+        if severalArguments == nil { severalArguments = [key: hash] } else { severalArguments?[key] = hash }
     }
 
     /// Removes `key`, if it is one of these; returns the key as it was kept, whose
@@ -153,11 +160,11 @@ struct DependentKeys: Sequence {
         }
         guard let removed = several.remove(key) else { return nil }
         // `removed` keeps the argument this copy of the key shares, for the caller.
-        if !severalArguments.isEmpty { severalArguments[key] = nil }
+        if severalArguments != nil { severalArguments?[key] = nil }
         if several.count == 1 {
             let left = several.first.unsafelyUnwrapped
-            onlyArgument = severalArguments[left] ?? Self.anyArgument
-            (only, several, perRegistration, severalArguments) = (left, [], [:], [:])
+            onlyArgument = severalArguments?[left] ?? Self.anyArgument
+            (only, several, perRegistration, severalArguments) = (left, [], [:], nil)
         } else if several.count <= Self.fewest {
             perRegistration = [:]
         } else {
@@ -198,7 +205,7 @@ struct DependentKeys: Sequence {
         }
         var left = DependentKeys()
         for key in several where !keys.contains(key) {
-            left.insert(key, argumentHash: severalArguments[key] ?? Self.anyArgument)
+            left.insert(key, argumentHash: severalArguments?[key] ?? Self.anyArgument)
         }
         self = left
         return removed
