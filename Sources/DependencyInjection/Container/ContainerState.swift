@@ -53,15 +53,8 @@ struct ContainerState {
     /// cached resolution, which then takes the slow road.
     @usableFromInline var isBuilding = false
     /// For each registration, the keys whose cached instances were built while it was
-    /// resolved (with any argument), and for those built from one argument of a family,
-    /// which (``DependentKeys``).
+    /// resolved (with any argument).
     var dependents = UsesRecord()
-    /// Whether this is a scope's state, whose record of uses notes no argument: a scope
-    /// builds its own copy of an app-wide singleton when the app's was built from any
-    /// argument of a family the scope overrides one argument of (the app's record is asked
-    /// by registration), so only a change of any argument may drop that copy, or the
-    /// scope would keep it once it overrides nothing.
-    var isScope = false
     /// How many teardowns have been kept: the place of the next one.
     var teardownsKept = 0
     /// How many times ``learnedOwn`` was forgotten: in a scope, how many times its
@@ -340,10 +333,9 @@ struct ContainerState {
         // still goes through the array's growth path. The usual override, of a key nothing
         // here was built from, finds all of them empty: with the one-key `invalidate`,
         // this saved an override about 950 instructions.
-        if !dependents.isEmpty, let users = dropUsers(of: key, released: &released) {
+        if !dependents.isEmpty, let users = dependents.removeValue(forKey: key.registration) {
             pending.append(contentsOf: users)
             users.keepReferences(in: &released)
-            // Every use seen by time window only may have been of any argument: none is left.
             if hasWindowOnlyUses { released.keep(windowOnlyUses.removeValue(forKey: key.registration)) }
         }
         if key.argument == nil {
@@ -354,15 +346,6 @@ struct ContainerState {
         } else if hasArguments {
             forgetArgument(of: key, released: &released)
         }
-    }
-
-    /// Takes out of the record of uses the users that a change of `key` drops: every user
-    /// of its registration, or, for one argument of a family, those that may have used
-    /// that argument (``UsesRecord/removeUsers(of:thatMayHaveUsedArgumentHashed:released:)``).
-    @inline(__always)
-    private mutating func dropUsers(of key: RegistrationKey, released: inout Released) -> DependentKeys? {
-        guard let argument = key.argument else { return dependents.removeValue(forKey: key.registration) }
-        return dependents.removeUsers(of: key.registration, thatMayHaveUsedArgumentHashed: argument.hash, released: &released)
     }
 
     /// Forgets what the dropped constructions used: a later instance is built anew, maybe
@@ -434,13 +417,11 @@ struct ContainerState {
         let user = construction.key
         guard user != key else { return }
         if code.runsInside(construction) {
-            let argument = isScope ? nil : key.argument
-            dependents.insert(user, using: used, argumentHash: argument?.hash ?? DependentKeys.anyArgument)
-            if hasWindowOnlyUses { windowOnlyUses.remove(user, using: used) }
-        } else {
-            // Seen by time window, it may be a use of any argument.
-            if dependents[used]?.contains(user) != true { windowOnlyUses.insert(user, using: used) }
             dependents.insert(user, using: used)
+            if hasWindowOnlyUses { windowOnlyUses.remove(user, using: used) }
+        } else if dependents[used]?.contains(user) != true {
+            dependents.insert(user, using: used)
+            windowOnlyUses.insert(user, using: used)
         }
     }
 

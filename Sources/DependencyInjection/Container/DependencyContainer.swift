@@ -171,7 +171,6 @@ public final class DependencyContainer: @unchecked Sendable {
         self.appContainerOfScope = appContainer
         let own = ContainerLock(self)
         own.prepareLock()
-        if appContainer != nil { own.state.pointee.isScope = true }
         // Registered and given the parent's tracer in one step under the parent's lock,
         // so that a tracer set meanwhile reaches this child too. Until it is registered,
         // no other thread can reach the new state: it is given the tracer without its lock.

@@ -7,32 +7,14 @@
 /// second key on. A set for every used registration cost a first build some 600
 /// instructions per registration it used, and as much again to free.
 ///
-/// The registration may be a provider family, whose arguments are filed together. For
-/// each user whose own construction resolved exactly one argument of it, the keys also
-/// note that argument's hash: an override of another argument then leaves the user alone
-/// (``mayHaveUsed(_:argumentHashed:)``), where it dropped every account built from any
-/// limit when one limit was overridden. A user that resolved several arguments, or was
-/// seen using the family only by time window, may have used any of them.
-///
 /// ```swift
 /// var users = DependentKeys()
 /// users.insert(handlerKey)
 /// users.contains(handlerKey)   // true
-/// users.insert(accountKey(1), argumentHash: limitKey(1).argument!.hash)
-/// users.mayHaveUsed(accountKey(1), argumentHashed: limitKey(2).argument!.hash)   // false
 /// ```
 struct DependentKeys: Sequence {
     /// The one key, while there is exactly one.
     private var only: RegistrationKey?
-    /// The hash of the one argument the one key's construction resolved itself, or
-    /// ``anyArgument``.
-    private var onlyArgument = DependentKeys.anyArgument
-    /// The hash of the one argument each of ``several`` resolved itself, for those known
-    /// to have resolved one; a key absent here may have used any. Its keys share their
-    /// arguments with ``several``'s, which holds them as long. Made for the first such
-    /// key: an empty table was released with every list of users, about 200 instructions
-    /// of each request in a scope.
-    private var severalArguments: [RegistrationKey: Int]?
     /// Every key, once there are two or more; empty otherwise.
     private var several: Set<RegistrationKey> = []
     /// Once ``several`` has more than ``fewest`` keys: how many of them each registration
@@ -46,10 +28,6 @@ struct DependentKeys: Sequence {
 
     /// Up to how many keys ``several`` keeps no ``perRegistration``.
     private static let fewest = 8
-
-    /// Stands for a user that may have used any argument: no argument's hash is 0 here
-    /// (a hash of 0 is noted as this, which only drops more).
-    static let anyArgument = 0
 
     init() {}
 
@@ -68,20 +46,6 @@ struct DependentKeys: Sequence {
         released.keep(only?.argument)
         // Not ``perRegistration``: its keys carry no argument, and freeing it runs no deinit.
         if !several.isEmpty { released.append(several) }
-        if let severalArguments { released.append(severalArguments) }
-    }
-
-    /// Whether `user`, one of these keys, may have used the argument whose hash is `hash`:
-    /// unless its construction is known to have resolved one other argument.
-    func mayHaveUsed(_ user: RegistrationKey, argumentHashed hash: Int) -> Bool {
-        let used = only == user ? onlyArgument : severalArguments?[user] ?? Self.anyArgument
-        return used == Self.anyArgument || used == hash
-    }
-
-    /// Whether any of these keys is known to have used one argument only: otherwise every
-    /// one of them may have used any argument, and a change of one drops them all.
-    var knowsArgumentsUsed: Bool {
-        only != nil ? onlyArgument != Self.anyArgument : !(severalArguments?.isEmpty ?? true)
     }
 
     /// Calls `body` with the registration of each of these keys: once each when they are
@@ -116,38 +80,20 @@ struct DependentKeys: Sequence {
         return several.contains(key)
     }
 
-    /// Adds `key`, a user whose construction resolved the argument whose hash is
-    /// `argumentHash` itself, or any argument (``anyArgument``, the default: a
-    /// registration without arguments, or a use seen by time window). A user already here
-    /// that comes with another argument may have used any.
-    mutating func insert(_ key: RegistrationKey, argumentHash: Int = DependentKeys.anyArgument) {
+    mutating func insert(_ key: RegistrationKey) {
         if let only {
-            guard only != key else {
-                if onlyArgument != argumentHash { onlyArgument = Self.anyArgument }
-                return
-            }
+            guard only != key else { return }
             several = [only, key]
-            if onlyArgument != Self.anyArgument { note(onlyArgument, of: only) }
-            if argumentHash != Self.anyArgument { note(argumentHash, of: key) }
-            (self.only, onlyArgument) = (nil, Self.anyArgument)
+            self.only = nil
         } else if several.isEmpty {
-            (only, onlyArgument) = (key, argumentHash)
+            only = key
         } else if several.insert(key).inserted {
-            if argumentHash != Self.anyArgument { note(argumentHash, of: key) }
             if !perRegistration.isEmpty {
                 perRegistration[key.registration, default: 0] += 1
             } else if several.count > Self.fewest {
                 for each in several { perRegistration[each.registration, default: 0] += 1 }
             }
-        } else if let noted = severalArguments?[key], noted != argumentHash {
-            // The key is kept in ``several`` too: this reference is not its last.
-            severalArguments?[key] = nil
         }
-    }
-
-    /// Notes that `key`, one of ``several``, resolved the argument whose hash is `hash`.
-    private mutating func note(_ hash: Int, of key: RegistrationKey) {
-        if severalArguments == nil { severalArguments = [key: hash] } else { severalArguments?[key] = hash }
     }
 
     /// Removes `key`, if it is one of these; returns the key as it was kept, whose
@@ -155,16 +101,12 @@ struct DependentKeys: Sequence {
     @discardableResult
     mutating func remove(_ key: RegistrationKey) -> RegistrationKey? {
         if only == key {
-            defer { (only, onlyArgument) = (nil, Self.anyArgument) }
+            defer { only = nil }
             return only
         }
         guard let removed = several.remove(key) else { return nil }
-        // `removed` keeps the argument this copy of the key shares, for the caller.
-        if severalArguments != nil { severalArguments?[key] = nil }
         if several.count == 1 {
-            let left = several.first.unsafelyUnwrapped
-            onlyArgument = severalArguments?[left] ?? Self.anyArgument
-            (only, several, perRegistration, severalArguments) = (left, [], [:], nil)
+            (only, several, perRegistration) = (several.first, [], [:])
         } else if several.count <= Self.fewest {
             perRegistration = [:]
         } else {
@@ -199,15 +141,7 @@ struct DependentKeys: Sequence {
         for key in self where keys.contains(key) { removed.append(key) }
         guard !removed.isEmpty else { return [] }
         keepReferences(in: &released)
-        guard only == nil else {
-            self = DependentKeys()
-            return removed
-        }
-        var left = DependentKeys()
-        for key in several where !keys.contains(key) {
-            left.insert(key, argumentHash: severalArguments?[key] ?? Self.anyArgument)
-        }
-        self = left
+        self = only != nil ? DependentKeys() : DependentKeys(several.subtracting(keys))
         return removed
     }
 

@@ -21,10 +21,10 @@ struct UsesRecord {
         let used: RegistrationKey
         var users: DependentKeys
 
-        init(_ used: RegistrationKey, usedBy user: RegistrationKey, argumentHash: Int) {
+        init(_ used: RegistrationKey, usedBy user: RegistrationKey) {
             self.used = used
             users = DependentKeys()
-            users.insert(user, argumentHash: argumentHash)
+            users.insert(user)
         }
     }
 
@@ -63,36 +63,32 @@ struct UsesRecord {
         return !many.isEmpty && many.index(forKey: used) != nil
     }
 
-    /// Records that the construction of `user` used `used`: the argument whose hash is
-    /// `argumentHash`, resolved by the construction itself, or any of its arguments
-    /// (``DependentKeys/anyArgument``).
-    mutating func insert(
-        _ user: RegistrationKey, using used: RegistrationKey, argumentHash: Int = DependentKeys.anyArgument
-    ) {
+    /// Records that the construction of `user` used `used`.
+    mutating func insert(_ user: RegistrationKey, using used: RegistrationKey) {
         if many.isEmpty {
             switch first.map({ $0.used == used }) {
             case nil:
-                first = Entry(used, usedBy: user, argumentHash: argumentHash)
+                first = Entry(used, usedBy: user)
                 return
             case true?:
-                first?.users.insert(user, argumentHash: argumentHash)
+                first?.users.insert(user)
                 return
             case false?:
                 break
             }
             switch second.map({ $0.used == used }) {
             case nil:
-                second = Entry(used, usedBy: user, argumentHash: argumentHash)
+                second = Entry(used, usedBy: user)
                 return
             case true?:
-                second?.users.insert(user, argumentHash: argumentHash)
+                second?.users.insert(user)
                 return
             case false?:
                 break
             }
             moveSlotsToMany()
         }
-        many[used, default: DependentKeys()].insert(user, argumentHash: argumentHash)
+        many[used, default: DependentKeys()].insert(user)
     }
 
     /// Takes `user` out of the users of `used`, and `used` out of the record when no user
@@ -112,32 +108,6 @@ struct UsesRecord {
         guard let second, second.used == used else { return nil }
         defer { self.second = nil }
         return second.users
-    }
-
-    /// Takes out of the record the users of `used`, a provider family, that may have used
-    /// its argument whose hash is `argumentHash` (``DependentKeys/mayHaveUsed(_:argumentHashed:)``),
-    /// and `used` itself when none is left; returns them. The others stay: an override of
-    /// one limit leaves the accounts built from other limits.
-    ///
-    /// ```swift
-    /// let dropped = record.removeUsers(of: limit, thatMayHaveUsedArgumentHashed: limitKey(2).argument!.hash)
-    /// ```
-    mutating func removeUsers(
-        of used: RegistrationKey, thatMayHaveUsedArgumentHashed argumentHash: Int, released: inout Released
-    ) -> DependentKeys? {
-        var taken = DependentKeys()
-        do {
-            // A copy of the users, gone before they change in place: alive, it would make
-            // the change copy them all.
-            guard let users = self[used] else { return nil }
-            guard users.knowsArgumentsUsed else { return removeValue(forKey: used) }
-            for user in users where users.mayHaveUsed(user, argumentHashed: argumentHash) { taken.insert(user) }
-        }
-        guard !taken.isEmpty else { return nil }
-        changeUsers(of: used) { users in
-            for user in taken { released.keep(users.remove(user)?.argument) }
-        }
-        return taken
     }
 
     /// The users of every registration, one list per registration.
