@@ -28,6 +28,7 @@
 ///
 /// It stops in release builds too: a cycle would otherwise overflow the stack or hang.
 enum CycleReport {
+    /// Stops with the message of the cycle `chain` closes on `closing`.
     ///
     /// A cycle that a task started with `Task.immediate` closes (`inImmediateTask`: it
     /// runs at once, on the construction's thread, and asks for what is being built
