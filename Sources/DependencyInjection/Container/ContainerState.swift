@@ -36,19 +36,18 @@ struct ContainerState {
     /// detached task): so no use is missed, and an override of anything resolved meanwhile
     /// drops the instance being built.
     var building = RunningConstructions() {
-        didSet { isBuilding = !building.isEmpty || handovers > 0 || graphBuildsRunning > 0 }
+        didSet { isBuilding = !building.isEmpty || handovers > 0 || !graphBuilds.isEmpty }
     }
-    /// How many constructions of `graph` instances run here, on any thread or task: the
-    /// count of ``graphBuilds``, kept here so that reading it makes nothing. No one waits
-    /// for them (each outermost resolution builds its own instance), and nothing is
-    /// kept: they are listed only so that the record of uses files what they resolve,
+    /// Constructions of `graph` instances running here, on any thread or task. No one
+    /// waits for them (each outermost resolution builds its own instance), and nothing
+    /// is kept: they are listed only so that the record of uses files what they resolve,
     /// each under its registration (``recordUse(of:)``). A singleton that later takes
     /// the instance from its resolution's graph holds what the instance was built from,
     /// and the record then leads from that to the singleton, through the graph
     /// registration: an override of what a checkout's unit of work was built from drops
     /// the audit that took the same unit.
-    var graphBuildsRunning = 0 {
-        didSet { isBuilding = !building.isEmpty || handovers > 0 || graphBuildsRunning > 0 }
+    var graphBuilds: [Resolution] = [] {
+        didSet { isBuilding = !building.isEmpty || handovers > 0 || !graphBuilds.isEmpty }
     }
     /// In a scope: how many resolutions are handing an app-wide registration to the app
     /// container now, and how many async constructions the app container runs for this
@@ -59,9 +58,9 @@ struct ContainerState {
     /// construction (``DependencyContainer/appContainer(resolving:_:)``). That costs a
     /// cached resolution in the scope a few hundred instructions while it lasts.
     var handovers = 0 {
-        didSet { isBuilding = !building.isEmpty || handovers > 0 || graphBuildsRunning > 0 }
+        didSet { isBuilding = !building.isEmpty || handovers > 0 || !graphBuilds.isEmpty }
     }
-    /// Whether `building` or ``graphBuilds`` has any construction, or a handover is under way: read on every
+    /// Whether `building` or `graphBuilds` has any construction, or a handover is under way: read on every
     /// cached resolution, which then takes the slow road.
     @usableFromInline var isBuilding = false
     /// For each registration, the keys whose cached instances were built while it was
@@ -177,14 +176,12 @@ struct ContainerState {
     /// ``endGraphBuild(_:)``, so that what it resolves is recorded (``graphBuilds``).
     mutating func startGraphBuild(_ construction: Resolution) {
         graphBuilds.append(construction)
-        graphBuildsRunning += 1
     }
 
     /// Takes `construction` off ``graphBuilds``; returns it, for the caller to release
     /// after unlocking.
     mutating func endGraphBuild(_ construction: Resolution) -> Resolution? {
         guard let index = graphBuilds.lastIndex(where: { $0 === construction }) else { return nil }
-        graphBuildsRunning -= 1
         return graphBuilds.remove(at: index)
     }
 
@@ -429,7 +426,7 @@ struct ContainerState {
         guard isBuilding else { return }
         let used = key.registration
         var code = ResolvingCode()
-        if graphBuildsRunning > 0 { recordUseByGraphBuilds(of: key, as: used, code: &code) }
+        if !graphBuilds.isEmpty { recordUseByGraphBuilds(of: key, as: used, code: &code) }
         guard let first = building.first else { return }
         recordUse(of: key, as: used, by: first, code: &code)
         guard let second = building.second else { return }

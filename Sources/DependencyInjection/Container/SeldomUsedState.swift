@@ -50,10 +50,6 @@ final class SeldomUsedState {
     /// the link reads (``DependencyContainer/isLinkHost``), held without keeping it, as the
     /// link holds it.
     @exclusivity(unchecked) var linkTarget: UnkeptContainer?
-    /// The constructions of `graph` instances running in the container, whose uses the
-    /// record files (``ContainerState/graphBuildsRunning``). Never emptied by a reset:
-    /// each construction takes itself off when it ends.
-    @exclusivity(unchecked) var graphBuilds: [Resolution] = .init()
 
     /// Whether it keeps no instance, argument or teardown: what
     /// ``ContainerState/hasNothingToDrop`` asks of it.
@@ -107,12 +103,6 @@ extension ContainerState {
     var linkTarget: UnkeptContainer? {
         get { seldom?.linkTarget }
         set { madeSeldom.linkTarget = newValue }
-    }
-
-    /// ``SeldomUsedState/graphBuilds``: empty until the first graph construction.
-    var graphBuilds: [Resolution] {
-        get { seldom?.graphBuilds ?? .init() }
-        _modify { yield &madeSeldom.graphBuilds }
     }
 
     var staleUnderWay: [ContainerState.StaleHanding] {
