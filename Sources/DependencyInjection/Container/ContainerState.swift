@@ -36,18 +36,7 @@ struct ContainerState {
     /// detached task): so no use is missed, and an override of anything resolved meanwhile
     /// drops the instance being built.
     var building = RunningConstructions() {
-        didSet { isBuilding = !building.isEmpty || handovers > 0 || !graphBuilds.isEmpty }
-    }
-    /// Constructions of `graph` instances running here, on any thread or task. No one
-    /// waits for them (each outermost resolution builds its own instance), and nothing
-    /// is kept: they are listed only so that the record of uses files what they resolve,
-    /// each under its registration (``recordUse(of:)``). A singleton that later takes
-    /// the instance from its resolution's graph holds what the instance was built from,
-    /// and the record then leads from that to the singleton, through the graph
-    /// registration: an override of what a checkout's unit of work was built from drops
-    /// the audit that took the same unit.
-    var graphBuilds: [Resolution] = [] {
-        didSet { isBuilding = !building.isEmpty || handovers > 0 || !graphBuilds.isEmpty }
+        didSet { isBuilding = !building.isEmpty || handovers > 0 }
     }
     /// In a scope: how many resolutions are handing an app-wide registration to the app
     /// container now, and how many async constructions the app container runs for this
@@ -58,9 +47,9 @@ struct ContainerState {
     /// construction (``DependencyContainer/appContainer(resolving:_:)``). That costs a
     /// cached resolution in the scope a few hundred instructions while it lasts.
     var handovers = 0 {
-        didSet { isBuilding = !building.isEmpty || handovers > 0 || !graphBuilds.isEmpty }
+        didSet { isBuilding = !building.isEmpty || handovers > 0 }
     }
-    /// Whether `building` or `graphBuilds` has any construction, or a handover is under way: read on every
+    /// Whether `building` has any construction, or a handover is under way: read on every
     /// cached resolution, which then takes the slow road.
     @usableFromInline var isBuilding = false
     /// For each registration, the keys whose cached instances were built while it was
@@ -170,19 +159,6 @@ struct ContainerState {
         }
         if !building.isEmpty, let running = building.construction(of: key) { return .await(running.waitRoom()) }
         return .build
-    }
-
-    /// Lists `construction`, the construction of a `graph` instance about to run, until
-    /// ``endGraphBuild(_:)``, so that what it resolves is recorded (``graphBuilds``).
-    mutating func startGraphBuild(_ construction: Resolution) {
-        graphBuilds.append(construction)
-    }
-
-    /// Takes `construction` off ``graphBuilds``; returns it, for the caller to release
-    /// after unlocking.
-    mutating func endGraphBuild(_ construction: Resolution) -> Resolution? {
-        guard let index = graphBuilds.lastIndex(where: { $0 === construction }) else { return nil }
-        return graphBuilds.remove(at: index)
     }
 
     /// Lists `construction`, which ``claim(_:scope:)`` told to build what this container
@@ -423,34 +399,13 @@ struct ContainerState {
     /// list made its iterator, which retained each construction, and every read of a
     /// frame's key copied it, about 150 instructions of each use a request notes.
     mutating func recordUse(of key: RegistrationKey) {
-        guard isBuilding else { return }
+        guard isBuilding, let first = building.first else { return }
         let used = key.registration
         var code = ResolvingCode()
-        if !graphBuilds.isEmpty { recordUseByGraphBuilds(of: key, as: used, code: &code) }
-        guard let first = building.first else { return }
         recordUse(of: key, as: used, by: first, code: &code)
         guard let second = building.second else { return }
         recordUse(of: key, as: used, by: second, code: &code)
         for construction in building.others { recordUse(of: key, as: used, by: construction, code: &code) }
-    }
-
-    /// Records the use of `key`, filed as `used`, by each construction of a `graph`
-    /// instance in flight here, filed under its registration: the arguments of a graph
-    /// family, one per request maybe, are one user, and the record does not grow with
-    /// them. No instance is kept under that user; it is a step of the walk from what was
-    /// used to what took the instance (``graphBuilds``).
-    ///
-    /// A graph construction runs on the stack of its owner and is not bound as a
-    /// task-local value, so only its owner's uses are its own; another owner's, a task it
-    /// started or a bystander, are filed by time window only (``windowOnlyUses``).
-    @inline(never)
-    private mutating func recordUseByGraphBuilds(of key: RegistrationKey, as used: RegistrationKey, code: inout ResolvingCode) {
-        for construction in graphBuilds {
-            let user = construction.key.registration
-            // A graph family's argument that resolves another of its arguments.
-            guard user != used else { continue }
-            file(user, using: used, directly: construction.owner == code.owner)
-        }
     }
 
     /// Records the use of `key`, filed as `used`, by one construction in flight here.
@@ -461,14 +416,7 @@ struct ContainerState {
         guard !construction.isDropped else { return }
         let user = construction.key
         guard user != key else { return }
-        file(user, using: used, directly: code.runsInside(construction))
-    }
-
-    /// Files that `user` used `used`: as its own use when the resolving code runs inside
-    /// its construction, by time window only otherwise, unless it is already its own.
-    @inline(__always)
-    private mutating func file(_ user: RegistrationKey, using used: RegistrationKey, directly: Bool) {
-        if directly {
+        if code.runsInside(construction) {
             dependents.insert(user, using: used)
             if hasWindowOnlyUses { windowOnlyUses.remove(user, using: used) }
         } else if dependents[used]?.contains(user) != true {

@@ -124,7 +124,6 @@ extension DependencyContainer {
             resolution.conclude(.awaited)
             return .ready(box)
         case .build:
-            if scope == .graph { withStateLock { $0.startGraphBuild(resolution) } }
             return .build(resolution)
         }
     }
@@ -335,13 +334,6 @@ extension DependencyContainer {
         }
     }
 
-    /// Takes `construction`, a `graph` instance's, off the constructions whose uses are
-    /// recorded here (``ContainerState/graphBuilds``), releasing it after unlocking.
-    func endGraphBuild(_ construction: Resolution) {
-        let taken = withStateLock { $0.endGraphBuild(construction) }
-        withExtendedLifetime(taken) {}
-    }
-
     /// A resolved value from a box, or a live shared instance stored as itself.
     @inlinable
     static func unbox<Value>(_ object: AnyObject) -> Value {
@@ -483,7 +475,6 @@ final class Resolution: Frame, @unchecked Sendable {
                 .finish(.success(box))
             withExtendedLifetime(released) {}
         } else if let box {
-            if scope == .graph { container.endGraphBuild(self) }
             keepGraphInstance(box, in: container)
         }
         conclude(outcome)

@@ -31,8 +31,7 @@
 /// for construction in building where code.runsInside(construction) { … }
 /// ```
 struct ResolvingCode {
-    /// The owner that resolves.
-    let owner = Owner.current
+    private let owner = Owner.current
     /// The innermost frame bound as a task-local value, read the first time it is needed.
     private var bound: Frame??
     /// The bound chain filed for lookups, once walks of it grew long.
