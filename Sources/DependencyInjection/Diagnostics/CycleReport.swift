@@ -47,6 +47,29 @@ enum CycleReport {
             file: first.site.fileID, line: first.site.line)
     }
 
+    /// Stops with the message of the cycle `chain` closes on `closing` through another
+    /// thread and a task started with `Task.immediate` inside `started`: the task asks for
+    /// `asked`, which another thread builds, and that construction waits, at some depth,
+    /// for `started`, which goes on only once the task returns or suspends. A line of its
+    /// own says so, and how to fix it:
+    ///
+    /// ```text
+    /// Circular dependency: ledger (App/Ledger.swift:4) -> syncEngine (App/Sync.swift:9) -> ledger
+    /// A task started with Task.immediate inside ledger waits for syncEngine, which another thread builds …
+    /// ```
+    static func stop(
+        _ chain: [CycleStep], closing: CycleStep, immediateTaskStartedIn started: CycleStep, waitsFor asked: CycleStep
+    ) -> Never {
+        let first = chain.first ?? closing
+        fatalError(
+            "Circular dependency: " + (chain.map(\.description) + [closing.nameText]).joined(separator: " -> ")
+                + "\nA task started with Task.immediate inside \(started.nameText) waits for \(asked.nameText), which "
+                + "another thread builds, and whose construction waits for \(started.nameText): the task runs at once, on "
+                + "this thread, and \(started.nameText) goes on only once the task returns or suspends. Start the task "
+                + "with Task { … }, which runs after the construction, or resolve \(asked.nameText) before starting it",
+            file: first.site.fileID, line: first.site.line)
+    }
+
     /// What the message of a cycle that a `Task.immediate` task closes adds: the
     /// construction it was started in (`innermost`, the chain's last step) goes on only
     /// once the task returns or suspends, so it cannot hand the task what it asks for.

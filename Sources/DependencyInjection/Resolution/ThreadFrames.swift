@@ -301,6 +301,29 @@ enum ThreadFrames {
         return try body()
     }
 
+    /// The owners other than `owner` whose synchronous constructions run on this thread,
+    /// each with its innermost one there: the owner that files the thread's frames, and
+    /// those of tasks started with `Task.immediate` that run unfiled
+    /// (``runningUnfiled(_:_:)``). Code of `owner` that runs now runs above all of them on
+    /// the thread's stack, so while it blocks the thread, none of them can go on
+    /// (``WaitGraph/beginWaiting(_:innermost:on:blocksThread:)``). Most threads run none.
+    static func ownersBelow(_ owner: Owner) -> [(owner: Owner, innermost: Frame)] {
+        guard let slot = existingSlot else { return [] }
+        var below: [(owner: Owner, innermost: Frame)] = []
+        var candidate = slot.words[unfiledIndex]
+        while let running = candidate {
+            let frame = Unmanaged<Frame>.fromOpaque(running).takeUnretainedValue()
+            if frame.owner != owner, !below.contains(where: { $0.owner == frame.owner }) {
+                below.append((frame.owner, frame))
+            }
+            candidate = frame.sameBucketBelow
+        }
+        if let word = slot.innermostWord, Self.owner(of: word) != owner {
+            below.append((Self.owner(of: word), slot.object(for: word)))
+        }
+        return below
+    }
+
     /// The owner of the innermost synchronous construction running on this thread, if any.
     static var innermostOwner: Owner? {
         existingSlot?.innermostWord.map(owner(of:))

@@ -19,6 +19,13 @@ enum WaitGraph {
         let target: InFlight
         /// The waiting owner's innermost frame, where its part of a cycle message ends.
         let innermost: Frame?
+        /// For an owner that waits only because a task started with `Task.immediate`
+        /// above it on its thread blocks the thread: that task's owner. Nil for an owner
+        /// that waits itself.
+        var blockedAbove: Owner? = nil
+        /// For an owner that waits itself, blocking its thread: the owners below it on the
+        /// thread, which wait with it (``ThreadFrames/ownersBelow(_:)``).
+        var blocksBelow: [Owner] = []
     }
 
     private static let waits = _Locked([Owner: Wait]())
@@ -40,30 +47,61 @@ enum WaitGraph {
     /// Records that `owner` waits for `target`, or stops with the chain when that would
     /// close a cycle. A wait that blocks its thread (`blocksThread`) also stops when
     /// another owner builds `target` on this very thread (``CycleReport/stopWaitingOnItsOwnThread(for:)``).
+    ///
+    /// A wait that blocks its thread also blocks the owners whose constructions run below
+    /// it there: a task started with `Task.immediate` inside a construction runs on the
+    /// construction's thread, above it, and while the task waits the construction cannot
+    /// go on. They are recorded as waiting for `target` too, so that a cycle through
+    /// another thread (the task waits for what another thread builds, which waits for the
+    /// construction below the task) stops with the chain, whichever of the two waits last.
     static func beginWaiting(_ owner: Owner, innermost: Frame?, on target: InFlight, blocksThread: Bool = false) {
         if blocksThread, let builder = builderOnThisThread(of: target, otherThan: owner) {
             CycleReport.stopWaitingOnItsOwnThread(for: builder)
         }
-        let cycle: [CycleStep]? = waits.withLock { waits in
+        let below = blocksThread ? ThreadFrames.ownersBelow(owner) : []
+        let cycle: (steps: [CycleStep], immediateTask: (started: CycleStep, asks: CycleStep)?)? = waits.withLock { waits in
             // Each owner's part of the cycle, if it is one: its construction, down to where
             // it waits for the next part's, from the one `owner` is about to wait for.
             var parts: [CyclePart] = []
             var next = target
-            for _ in 0...waits.count {
+            // Where a task started with `Task.immediate` blocks a construction below it, if
+            // the cycle goes through one: that construction, and what the task asks for.
+            var immediateTask: (started: CycleStep, asks: CycleStep)?
+            for _ in 0...waits.count + below.count {
                 guard !next.isDone, let builder = next.builder else { break }
                 if builder.owner == owner {
                     // Every owner met on the way is blocked, so its frames are stable.
                     parts.append(CyclePart(builder: builder, steps: builder.steps(to: innermost)))
-                    return chain(of: parts)
+                    return (chain(of: parts), immediateTask)
+                }
+                if let blocked = below.first(where: { $0.owner == builder.owner }) {
+                    parts.append(CyclePart(builder: builder, steps: builder.steps(to: blocked.innermost)))
+                    return (chain(of: parts), (blocked.innermost.step, target.builder?.step ?? builder.step))
                 }
                 guard let wait = waits[builder.owner] else { break }
                 parts.append(CyclePart(builder: builder, steps: builder.steps(to: wait.innermost)))
+                if wait.blockedAbove != nil, let innermost = wait.innermost, let asked = wait.target.builder {
+                    immediateTask = (innermost.step, asked.step)
+                }
                 next = wait.target
             }
-            waits[owner] = Wait(target: target, innermost: innermost)
+            var wait = Wait(target: target, innermost: innermost)
+            for blocked in below where waits[blocked.owner] == nil {
+                waits[blocked.owner] = Wait(target: target, innermost: blocked.innermost, blockedAbove: owner)
+                wait.blocksBelow.append(blocked.owner)
+            }
+            waits[owner] = wait
             return nil
         }
-        if let cycle { CycleReport.stop(Array(cycle.dropLast()), closing: cycle[cycle.count - 1]) }
+        if let cycle {
+            let steps = cycle.steps
+            guard let task = cycle.immediateTask else {
+                CycleReport.stop(Array(steps.dropLast()), closing: steps[steps.count - 1])
+            }
+            CycleReport.stop(
+                Array(steps.dropLast()), closing: steps[steps.count - 1], immediateTaskStartedIn: task.started,
+                waitsFor: task.asks)
+        }
     }
 
     /// One owner's part of a cycle of waits: the construction it builds, and the steps
@@ -110,9 +148,15 @@ enum WaitGraph {
         }
     }
 
+    /// Records that `owner` no longer waits, nor the owners below it on its thread that
+    /// waited with it.
     static func endWaiting(_ owner: Owner) {
         waits.withLock(releasingAfter: { waits, released in
-            released.keep(waits.removeValue(forKey: owner))
+            guard let ended = waits.removeValue(forKey: owner) else { return }
+            for blocked in ended.blocksBelow where waits[blocked]?.blockedAbove == owner {
+                released.keep(waits.removeValue(forKey: blocked))
+            }
+            released.keep(ended)
         })
     }
 }
