@@ -28,56 +28,59 @@
 ///
 /// It stops in release builds too: a cycle would otherwise overflow the stack or hang.
 enum CycleReport {
+    /// Why a cycle closed where it did, when that needs a line of its own.
+    enum Cause {
+        /// A cycle on one owner, or through the waits of several.
+        case plain
+        /// A task started with `Task.immediate` inside the chain's last construction asks
+        /// for what is being built on its thread: it runs at once, there, and the
+        /// construction goes on only once it returns or suspends.
+        case immediateTask
+        /// A task started with `Task.immediate` inside `started` waits for `asked`, which
+        /// another thread builds, and whose construction waits, at some depth, for
+        /// `started`.
+        case immediateTaskThroughAnotherThread(started: CycleStep, asked: CycleStep)
+    }
+
     /// Stops with the message of the cycle `chain` closes on `closing`.
     ///
-    /// A cycle that a task started with `Task.immediate` closes (`inImmediateTask`: it
-    /// runs at once, on the construction's thread, and asks for what is being built
-    /// there) says so, and how to fix it, on a line of its own:
+    /// A cycle that a task started with `Task.immediate` closes (`cause`) says so, and
+    /// how to fix it, on a line of its own, as does one that looks like a helper that
+    /// does not pass its caller's site on:
     ///
     /// ```text
     /// Circular dependency: sessionCoordinator (App/Session.swift:8) -> sessionCoordinator
     /// A task started with Task.immediate inside sessionCoordinator asks for sessionCoordinator …
+    ///
+    /// Circular dependency: ledger (App/Ledger.swift:4) -> syncEngine (App/Sync.swift:9) -> ledger
+    /// A task started with Task.immediate inside ledger waits for syncEngine, which another thread builds …
     /// ```
-    static func stop(_ chain: [CycleStep], closing: CycleStep, inImmediateTask: Bool = false) -> Never {
+    static func stop(_ chain: [CycleStep], closing: CycleStep, cause: Cause = .plain) -> Never {
         let first = chain.first ?? closing
         fatalError(
             "Circular dependency: " + (chain.map(\.description) + [closing.nameText]).joined(separator: " -> ")
-                + (inImmediateTask ? immediateTaskHint(chain.last ?? closing, closing: closing) : "")
+                + line(explaining: cause, innermost: chain.last ?? closing, closing: closing)
                 + unforwardedHelperHint(chain, closing: closing),
             file: first.site.fileID, line: first.site.line)
     }
 
-    /// Stops with the message of the cycle `chain` closes on `closing` through another
-    /// thread and a task started with `Task.immediate` inside `started`: the task asks for
-    /// `asked`, which another thread builds, and that construction waits, at some depth,
-    /// for `started`, which goes on only once the task returns or suspends. A line of its
-    /// own says so, and how to fix it:
-    ///
-    /// ```text
-    /// Circular dependency: ledger (App/Ledger.swift:4) -> syncEngine (App/Sync.swift:9) -> ledger
-    /// A task started with Task.immediate inside ledger waits for syncEngine, which another thread builds …
-    /// ```
-    static func stop(
-        _ chain: [CycleStep], closing: CycleStep, immediateTaskStartedIn started: CycleStep, waitsFor asked: CycleStep
-    ) -> Never {
-        let first = chain.first ?? closing
-        fatalError(
-            "Circular dependency: " + (chain.map(\.description) + [closing.nameText]).joined(separator: " -> ")
-                + "\nA task started with Task.immediate inside \(started.nameText) waits for \(asked.nameText), which "
-                + "another thread builds, and whose construction waits for \(started.nameText): the task runs at once, on "
-                + "this thread, and \(started.nameText) goes on only once the task returns or suspends. Start the task "
-                + "with Task { … }, which runs after the construction, or resolve \(asked.nameText) before starting it",
-            file: first.site.fileID, line: first.site.line)
-    }
-
-    /// What the message of a cycle that a `Task.immediate` task closes adds: the
-    /// construction it was started in (`innermost`, the chain's last step) goes on only
-    /// once the task returns or suspends, so it cannot hand the task what it asks for.
-    static func immediateTaskHint(_ innermost: CycleStep, closing: CycleStep) -> String {
-        "\nA task started with Task.immediate inside \(innermost.nameText) asks for \(closing.nameText): the task "
-            + "runs at once, on this thread, and the construction goes on only once the task returns or suspends. "
-            + "Start the task with Task { … }, which runs after the construction, or resolve \(closing.nameText) "
-            + "before starting it"
+    /// The line that says how `cause` closed the cycle on `closing`, seen from the chain's
+    /// `innermost` construction, and how to fix it; empty for a plain cycle.
+    static func line(explaining cause: Cause, innermost: CycleStep, closing: CycleStep) -> String {
+        let (started, asked, what): (CycleStep, CycleStep, String)
+        switch cause {
+        case .plain:
+            return ""
+        case .immediateTask:
+            (started, asked, what) = (innermost, closing, "asks for \(closing.nameText): the task runs at once, on this thread, and the construction")
+        case .immediateTaskThroughAnotherThread(let inside, let waitedFor):
+            (started, asked) = (inside, waitedFor)
+            what = "waits for \(waitedFor.nameText), which another thread builds, and whose construction waits for "
+                + "\(inside.nameText): the task runs at once, on this thread, and \(inside.nameText)"
+        }
+        return "\nA task started with Task.immediate inside \(started.nameText) \(what) goes on only once the task "
+            + "returns or suspends. Start the task with Task { … }, which runs after the construction, or resolve "
+            + "\(asked.nameText) before starting it"
     }
 
     /// What the message adds when the cycle looks like a helper that registers for several

@@ -532,7 +532,7 @@ class Frame: @unchecked Sendable {
                 CycleReport.stop(
                     thread.object(for: word).steps(to: thread.object(for: innermost)),
                     closing: CycleStep(site: site(), argument: key.argument),
-                    inImmediateTask: ThreadFrames.owner(of: innermost) != asker)
+                    cause: ThreadFrames.owner(of: innermost) != asker ? .immediateTask : .plain)
             }
             candidate = ThreadFrames.nextInBucket(after: word)
         }

@@ -95,12 +95,10 @@ enum WaitGraph {
         }
         if let cycle {
             let steps = cycle.steps
-            guard let task = cycle.immediateTask else {
-                CycleReport.stop(Array(steps.dropLast()), closing: steps[steps.count - 1])
-            }
             CycleReport.stop(
-                Array(steps.dropLast()), closing: steps[steps.count - 1], immediateTaskStartedIn: task.started,
-                waitsFor: task.asks)
+                Array(steps.dropLast()), closing: steps[steps.count - 1],
+                cause: cycle.immediateTask.map { .immediateTaskThroughAnotherThread(started: $0.started, asked: $0.asks) }
+                    ?? .plain)
         }
     }
 
