@@ -62,25 +62,18 @@ func resolveCrossThreadLedger(engineWaitsFirst: Bool) {
 }
 
 @Suite struct ImmediateTaskCrossThreadTests {
-    /// The task begins waiting for the engine while the engine's thread is still on its way
+    /// Either wait may begin last, and closes the cycle then. With `engineWaitsFirst` off,
+    /// the task begins waiting for the engine while the engine's thread is still on its way
     /// to the ledger (most runs): the engine's wait closes the cycle, through the ledger's
-    /// construction, which waits with the task above it.
+    /// construction, which waits with the task above it. With it on, the engine's thread
+    /// asks for the ledger before the task starts (most runs): the task's wait closes the
+    /// cycle, through the ledger's construction below it.
     @available(macOS 26.0, iOS 26.0, tvOS 26.0, watchOS 26.0, visionOS 26.0, *)
-    @Test func theTaskWaitingFirstStopsTheCycleThroughAnotherThread() async {
-        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            endProcessIfHung("an immediate task waiting for a construction on another thread that waits for its own")
-            resolveCrossThreadLedger(engineWaitsFirst: false)
-        }
-        expectCrossThreadCycle(in: standardError(of: result))
-    }
-
-    /// The engine's thread asks for the ledger before the task starts (most runs): the
-    /// task's wait closes the cycle, through the ledger's construction below it.
-    @available(macOS 26.0, iOS 26.0, tvOS 26.0, watchOS 26.0, visionOS 26.0, *)
-    @Test func theEngineWaitingFirstStopsTheCycleThroughAnotherThread() async {
-        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            endProcessIfHung("a construction on another thread waiting for the one an immediate task blocks")
-            resolveCrossThreadLedger(engineWaitsFirst: true)
+    @Test(arguments: [false, true])
+    func anImmediateTaskWaitingForAnotherThreadStopsTheCycle(engineWaitsFirst: Bool) async {
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) { [engineWaitsFirst] in
+            endProcessIfHung("an immediate task and a construction on another thread waiting for each other")
+            resolveCrossThreadLedger(engineWaitsFirst: engineWaitsFirst)
         }
         expectCrossThreadCycle(in: standardError(of: result))
     }
